@@ -1,0 +1,1 @@
+"""Built-in dataset adapters (installed as ``privbench.datasets``)."""

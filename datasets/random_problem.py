@@ -1,0 +1,64 @@
+"""Seeded random problems for tests and property checks.
+
+``distortion=random`` draws D uniformly in [0, 1) with a zero diagonal;
+``hamming`` uses distinct random binary profiles of ``bits`` bits; ``sq_l2`` random
+scalar points in [0, n). The prior is Dirichlet(``concentration``) over |A| x n cells.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import privbench as pb
+
+KINDS = ("random", "hamming", "sq_l2")
+
+
+class RandomProblem(pb.DatasetAdapter):
+    name = "random"
+    description = "seeded random prior and distortion (tests, property checks)"
+    source = "generated"
+    licence = "generated"
+    parameters = {"n": [20], "n_private": [2], "distortion": list(KINDS)}
+    test_parameters = {"n": [8], "n_private": [2, 3]}
+
+    def __init__(self, n: int = 20, n_private: int = 2, seed: int = 0,
+                 distortion: str = "random", concentration: float = 1.0, bits: int = 8) -> None:
+        self.n = n
+        self.n_private = n_private
+        self.seed = seed
+        self.distortion = distortion
+        self.concentration = concentration
+        self.bits = bits
+
+    def load(self) -> pb.PrivacyProblem:
+        if self.distortion not in KINDS:
+            raise pb.ValidationError(
+                f"random: distortion must be one of {', '.join(KINDS)}; got {self.distortion!r}"
+            )
+        if int(self.n) < 1 or int(self.n_private) < 1:
+            raise pb.ValidationError("random: n and n_private must be >= 1")
+        n, k = int(self.n), int(self.n_private)
+        rng = np.random.default_rng(self.seed)
+        joint = rng.dirichlet(np.full(n * k, float(self.concentration))).reshape(k, n)
+        if self.distortion == "random":
+            D = rng.random((n, n))
+            np.fill_diagonal(D, 0.0)
+            dist: pb.Distortion = pb.MatrixDistortion(D)
+        elif self.distortion == "hamming":
+            if n > 2**self.bits:
+                raise pb.ValidationError(f"random: n = {n} exceeds 2^bits = {2**self.bits}")
+            codes = rng.choice(2**self.bits, size=n, replace=False)
+            points = (codes[:, None] >> np.arange(self.bits)) & 1
+            dist = pb.FeatureDistortion(points, "hamming")
+        else:
+            dist = pb.FeatureDistortion(rng.random(n) * n, "sq_l2")
+        return pb.PrivacyProblem.from_arrays(
+            joint=joint, distortion=dist, name=f"random[n={n},k={k},{self.distortion},seed={self.seed}]",
+            meta={"seed": self.seed},
+        )
+
+
+@pb.hookimpl
+def privbench_register_datasets() -> list[type]:
+    return [RandomProblem]

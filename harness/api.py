@@ -1,0 +1,31 @@
+"""The short Python API: ``pb.load_dataset`` and ``pb.get_mechanism``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .dataset import DatasetAdapter
+from .host import get_host
+from .mechanism import Mechanism
+from .problem import PrivacyProblem
+
+
+def get_mechanism(name: str, **params: Any) -> Mechanism:
+    """Create mechanism ``name`` with its parameters, e.g. ``get_mechanism("sppm", lp_backend="highs")``."""
+    cls = get_host().get("mechanism", name)
+    return cls.create(**params)  # type: ignore[return-value]
+
+
+def get_dataset(name: str, **params: Any) -> DatasetAdapter:
+    cls = get_host().get("dataset", name)
+    return cls.create(**params)  # type: ignore[return-value]
+
+
+def load_dataset(name: str, **params: Any) -> PrivacyProblem:
+    """Load a registered dataset adapter into a ``PrivacyProblem``, e.g. ``load_dataset("synthetic", m=8)``."""
+    return get_dataset(name, **params).load()
+
+
+def get_lp_backend(name: str, **options: Any) -> Any:
+    cls = get_host().get("lp_backend", name)
+    return cls.create(**options)

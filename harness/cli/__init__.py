@@ -1,0 +1,45 @@
+"""The ``privbench`` command line. One module per sub-command (``*_cmd.py``), each with
+``add_parser(subparsers)`` that sets ``func``; the request is validated before any run,
+and an invalid one exits with status 2 and the reason on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ..errors import PrivbenchError
+
+#: sub-command modules, in --help order
+COMMANDS = ("plugins", "run", "sweep", "results")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="privbench",
+        description="Benchmark privacy mechanisms that hide a private attribute in released data.",
+    )
+    parser.add_argument("--version", action="version", version=f"privbench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"{__name__}.{name}_cmd").add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except PrivbenchError as exc:
+        print(f"privbench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("privbench: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

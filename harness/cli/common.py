@@ -1,0 +1,83 @@
+"""Helpers shared by sub-commands: store options, executing runs, printing tables."""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..host import get_host
+from ..progress import RunProgress
+from ..runner import RunSpec
+from ..store import DEFAULT_DB, ResultStore
+
+
+def add_store_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", type=Path, default=DEFAULT_DB,
+                   help=f"SQLite results store (default {DEFAULT_DB})")
+    p.add_argument("--no-store", action="store_true", help="do not write results to the store")
+    p.add_argument("--workers", type=int, default=None, help="worker processes (process executor)")
+
+
+def make_executor(name: str, workers: int | None) -> Any:
+    cls = get_host().get("executor", name)
+    params = {"workers": workers} if workers and "workers" in cls.param_names() else {}
+    return cls.create(**params)
+
+
+def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool = True,
+            timeout: float | None = None, resume: bool = False, sweep_id: str | None = None
+            ) -> Iterator[dict[str, Any]]:
+    """Run ``runs`` on the chosen executor, storing each record as soon as it arrives."""
+    executor = make_executor(getattr(args, "executor", None) or "local", getattr(args, "workers", None))
+    store = None if getattr(args, "no_store", False) else ResultStore(args.db)
+    sweep_id = sweep_id or uuid.uuid4().hex[:12]
+    try:
+        todo = list(runs)
+        if resume and store is not None:
+            done = store.done_keys()
+            todo = [r for r in todo if r.key not in done]
+            skipped = len(runs) - len(todo)
+            if skipped:
+                import sys
+                print(f"resume: {skipped} of {len(runs)} runs already stored in {args.db}",
+                      file=sys.stderr)
+        timeout = timeout if timeout is not None else getattr(args, "timeout", None)
+        with RunProgress(len(todo), enabled=progress) as bar:
+            for record in executor.map_runs([r.to_dict() for r in todo], timeout=timeout):
+                if store is not None:
+                    store.add(record, sweep_id=sweep_id)
+                bar.advance(record)
+                yield record
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def print_table(records: Sequence[dict[str, Any]], title: str = "runs") -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    cols = ("mechanism", "dataset", "delta", "status", "mi_bits", "prior_mi_bits", "distortion",
+            "gap_bits", "support_max", "runtime_s", "peak_mem_mb")
+    for c in cols:
+        table.add_column(c, overflow="fold")
+    for r in records:
+        mech = (r.get("metrics") or {}).get("mechanism_repr") or r.get("mechanism")
+        table.add_row(mech, r.get("dataset"), *(_fmt(r.get(c)) for c in cols[2:]))
+    console = Console()
+    console.print(table)
+    for r in records:
+        if r.get("error"):
+            console.print(f"[red]{r.get('status')}[/]: {r.get('error')}", highlight=False)

@@ -1,0 +1,54 @@
+"""``privbench results``: show stored runs; export them to CSV or Parquet."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..errors import ValidationError
+from ..store import DEFAULT_DB, open_existing
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("results", help="show or export stored runs")
+    p.add_argument("--db", type=Path, default=DEFAULT_DB)
+    p.add_argument("--status", help="only runs with this status")
+    p.add_argument("--mechanism", help="only runs of this mechanism")
+    p.add_argument("--dataset", help="only runs on this dataset")
+    p.add_argument("--latest", action="store_true", help="only the last run of each run key")
+    p.add_argument("--limit", type=int, default=50, help="rows to show (0 = all)")
+    p.add_argument("--export", type=Path, metavar="FILE.csv|FILE.parquet",
+                   help="write the selected runs to CSV or Parquet")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with open_existing(args.db) as store:
+        df = store.frame(latest=args.latest)
+    for col in ("status", "mechanism", "dataset"):
+        value = getattr(args, col)
+        if value:
+            df = df[df[col] == value]
+    if args.export:
+        out = args.export
+        flat = df.copy()
+        for col in ("params", "dataset_params", "metrics", "provenance"):
+            flat[col] = flat[col].map(lambda v: json.dumps(v, sort_keys=True))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.suffix == ".csv":
+            flat.to_csv(out, index=False)
+        elif out.suffix == ".parquet":
+            try:
+                flat.to_parquet(out, index=False)
+            except ImportError:
+                raise ValidationError("Parquet export needs pyarrow: pip install 'privbench[parquet]'") from None
+        else:
+            raise ValidationError(f"--export {out}: expected a .csv or .parquet file name")
+        print(f"wrote {len(flat)} runs to {out}")
+        return 0
+    from .common import print_table
+
+    shown = df if args.limit == 0 else df.tail(args.limit)
+    print_table(shown.to_dict("records"), title=f"{len(df)} runs in {args.db}")
+    return 0

@@ -1,0 +1,49 @@
+"""``privbench run``: one mechanism on one dataset at one or more budgets."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..plan import SweepSpec, plan_runs
+from .common import add_store_args, execute, print_table
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run one mechanism on one dataset",
+                       description="Run MECH on DATASET at each --delta and print the results.")
+    p.add_argument("-m", "--mechanism", required=True, metavar="MECH[:k=v,...]")
+    p.add_argument("-d", "--dataset", required=True, metavar="DATASET[:k=v,...]")
+    p.add_argument("--delta", type=float, action="append", required=True,
+                   help="distortion budget Δ >= 0 (repeat for several)")
+    p.add_argument("--lp-backend", help="LP backend for mechanisms that solve LPs")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--timeout", type=float, default=3600.0, help="seconds per run (default 3600)")
+    p.add_argument("-M", "--metric", action="append", default=[],
+                   help="also compute this non-default metric (repeatable)")
+    p.add_argument("--json", action="store_true", help="one JSON object per run on stdout")
+    p.add_argument("--executor", default="local", help="local (default) or process")
+    p.add_argument("--strict", action="store_true",
+                   help="exit with status 1 when any run fails (error/timeout/invalid)")
+    add_store_args(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    spec = SweepSpec(
+        mechanisms=[args.mechanism], datasets=[args.dataset], deltas=args.delta,
+        seeds=[args.seed], lp_backends=[args.lp_backend] if args.lp_backend else [],
+        metrics=args.metric, timeout=args.timeout,
+    )
+    runs = plan_runs(spec, strict_lp=True)
+    records: list[dict[str, Any]] = []
+    for record in execute(runs, args, progress=not args.json):
+        records.append(record)
+        if args.json:
+            line = {k: v for k, v in record.items() if k != "provenance"}
+            print(json.dumps(line), flush=True)
+    if not args.json:
+        print_table(records)
+    failed = [r for r in records if r["status"] in ("error", "timeout", "invalid")]
+    return 1 if (args.strict and failed) else 0

@@ -1,0 +1,47 @@
+"""``privbench sweep SPEC.toml``: a grid of runs, stored as they finish."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..plan import load_sweep_file, plan_runs
+from .common import add_store_args, execute
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "sweep", help="run a grid of mechanisms x datasets x budgets x seeds",
+        description="Run every combination in SPEC.toml (keys: mechanisms, datasets, deltas; "
+                    "optional seeds, lp_backends, metrics, timeout, executor, workers).")
+    p.add_argument("spec", type=Path, metavar="SPEC.toml")
+    p.add_argument("--executor", default=None, help="local, process, ... (default: spec or local)")
+    p.add_argument("--resume", action="store_true",
+                   help="skip runs already stored with status ok/invalid/skip")
+    p.add_argument("--timeout", type=float, default=None, help="seconds per run (overrides spec)")
+    p.add_argument("--json", action="store_true", help="also print each record as a JSON line")
+    p.add_argument("--dry-run", action="store_true", help="list the runs without executing them")
+    add_store_args(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    spec = load_sweep_file(args.spec)
+    runs = plan_runs(spec)
+    if args.dry_run:
+        for r in runs:
+            print(r.key)
+        return 0
+    args.executor = args.executor or spec.executor or "local"
+    args.workers = args.workers or spec.workers
+    timeout = args.timeout if args.timeout is not None else (spec.timeout or 3600.0)
+    counts: dict[str, int] = {}
+    for record in execute(runs, args, timeout=timeout, resume=args.resume, sweep_id=spec.name):
+        counts[record["status"]] = counts.get(record["status"], 0) + 1
+        if args.json:
+            print(json.dumps({k: v for k, v in record.items() if k != "provenance"}), flush=True)
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing to do"
+    import sys
+    print(f"sweep {spec.name}: {summary}; results in {args.db}", file=sys.stderr)
+    return 0

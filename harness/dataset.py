@@ -1,0 +1,37 @@
+"""Dataset adapter base class.
+
+Required: ``name`` and ``load() -> PrivacyProblem``. Optional: ``info()`` (source,
+licence, citation, where files were found) and ``fetch()`` (download into the cache).
+``__init__`` only stores its parameters; all work happens in ``load``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from .parametrized import Parametrized
+from .problem import PrivacyProblem
+
+
+class DatasetAdapter(Parametrized):
+    kind: ClassVar[str] = "dataset"
+    source: ClassVar[str] = ""
+    licence: ClassVar[str] = ""
+    citation: ClassVar[str] = ""
+
+    def load(self) -> PrivacyProblem:
+        raise NotImplementedError
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "source": self.source,
+            "licence": self.licence,
+            "citation": self.citation,
+            "parameters": self.get_params(),
+        }
+
+    def fetch(self) -> dict[str, Any]:
+        """Download the data into the cache; adapters with embedded data have nothing to do."""
+        return {"name": self.name, "fetched": False, "reason": "nothing to download"}

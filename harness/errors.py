@@ -1,0 +1,27 @@
+"""Exceptions with messages a user can act on.
+
+Every error names the thing that was wrong (file, line, parameter) and what was
+expected, so the CLI can print it verbatim and exit non-zero.
+"""
+
+from __future__ import annotations
+
+
+class PrivbenchError(Exception):
+    """Base class of every error privbench raises on purpose."""
+
+
+class ValidationError(PrivbenchError, ValueError):
+    """An input (prior, distortion, budget, parameter) is not acceptable."""
+
+
+class InvalidMappingError(ValidationError):
+    """A mechanism returned a mapping that is not a valid conditional pmf."""
+
+
+class PluginError(PrivbenchError):
+    """A plugin is unknown, broken, unavailable or could not be created."""
+
+
+class DataError(PrivbenchError):
+    """A dataset file is missing, unreadable or malformed."""

@@ -1,0 +1,61 @@
+"""Hook specifications of the privbench host.
+
+Every hook declares things: it returns classes, and the host creates instances. A
+plugin module implements any subset of them with ``@privbench.hookimpl``. See
+docs/hooks.md for each hook with an example (a test checks that list matches).
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("privbench")
+hookimpl = pluggy.HookimplMarker("privbench")
+
+
+@hookspec
+def privbench_register_mechanisms() -> list[type]:
+    """Return the mechanism classes (subclasses of ``privbench.Mechanism``) this plugin provides.
+
+    :returns: classes, not instances; each ``name`` must be unique across plugins.
+    """
+
+
+@hookspec
+def privbench_register_lp_backends() -> list[type]:
+    """Return LP backend classes (subclasses of ``privbench.LPBackend``).
+
+    :returns: classes implementing the restricted-master protocol of ``privbench.lp``.
+    """
+
+
+@hookspec
+def privbench_register_datasets() -> list[type]:
+    """Return dataset adapter classes (subclasses of ``privbench.DatasetAdapter``).
+
+    :returns: classes whose ``load()`` builds a ``PrivacyProblem``.
+    """
+
+
+@hookspec
+def privbench_register_metrics() -> list[type]:
+    """Return metric classes (subclasses of ``privbench.Metric``).
+
+    :returns: classes declaring ``needs`` and implementing ``compute``.
+    """
+
+
+@hookspec
+def privbench_register_executors() -> list[type]:
+    """Return executor classes (subclasses of ``privbench.Executor``).
+
+    :returns: classes that run a list of runs and yield records as they finish.
+    """
+
+
+@hookspec
+def privbench_register_reporters() -> list[type]:
+    """Return result reporter classes (subclasses of ``privbench.Reporter``).
+
+    :returns: classes that turn a results store into files.
+    """

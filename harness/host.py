@@ -1,0 +1,345 @@
+"""The plugin host: one pluggy manager, the entry-point loader and a typed facade.
+
+Built-in plugins load through the distribution's own ``privbench`` entry points,
+exactly like third-party ones. Loading never raises: a module that fails to import, a
+hook that fails, a class that is not a valid plugin or a duplicate name is recorded as
+``broken`` with its reason; a plugin whose optional dependency is missing is
+``unavailable`` with the pip extra that installs it.
+
+Environment:
+
+* ``PRIVBENCH_PLUGINS`` - comma-separated allow-list of third-party plugins (entry-point
+  or distribution names). Unset: load all; empty: built-ins only.
+* ``PRIVBENCH_DISABLE_PLUGINS`` - comma-separated entry-point names to block
+  (``pm.set_blocked``), built-ins included.
+* ``PRIVBENCH_PLUGIN_MODULES`` - comma-separated importable modules to register as
+  plugins without packaging them (like ``pytest -p``); inherited by worker processes.
+* ``PRIVBENCH_TRACE_PLUGINS`` - set to 1 to trace loading and hook calls on stderr.
+
+Nothing outside this module touches ``pm.hook``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as md
+import importlib.util
+import os
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+from .dataset import DatasetAdapter
+from .errors import PluginError
+from .executor import Executor, Reporter
+from .lp import LPBackend
+from .mechanism import Mechanism
+from .metric import Metric
+
+ENTRY_POINT_GROUP = "privbench"
+BUILTIN_DISTRIBUTION = "privbench"
+
+#: hook name -> (kind, required base class)
+HOOK_KINDS: dict[str, tuple[str, type]] = {
+    "privbench_register_mechanisms": ("mechanism", Mechanism),
+    "privbench_register_lp_backends": ("lp_backend", LPBackend),
+    "privbench_register_datasets": ("dataset", DatasetAdapter),
+    "privbench_register_metrics": ("metric", Metric),
+    "privbench_register_executors": ("executor", Executor),
+    "privbench_register_reporters": ("reporter", Reporter),
+}
+KINDS = tuple(kind for kind, _ in HOOK_KINDS.values())
+
+_KIND_HINTS = (
+    (".lp.", "lp_backend"),
+    ("lp_backend", "lp_backend"),
+    ("dataset", "dataset"),
+    ("metric", "metric"),
+    ("executor", "executor"),
+    ("report", "reporter"),
+)
+
+
+def _guess_kind(module_path: str) -> str:
+    """Kind of a module that could not be imported, from its dotted path (default mechanism)."""
+    for hint, kind in _KIND_HINTS:
+        if hint in module_path:
+            return kind
+    return "mechanism"
+
+
+def _env_list(name: str, env: dict[str, str]) -> set[str] | None:
+    if name not in env:
+        return None
+    return {item.strip() for item in env[name].split(",") if item.strip()}
+
+
+@dataclass
+class PluginInfo:
+    """One row of ``privbench plugins``."""
+
+    kind: str
+    name: str
+    version: str
+    distribution: str
+    status: str  # ok | unavailable | broken
+    reason: str = ""
+    plugin: str = ""  # entry-point / registration name
+    module: str = ""
+    cls: type | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("cls")
+        return data
+
+
+@dataclass
+class _Source:
+    distribution: str
+    version: str
+    module: str
+
+
+class PluginHost:
+    """Facade over the pluggy manager: load plugins, list them, look them up by kind."""
+
+    def __init__(self, *, autoload: bool = True, env: dict[str, str] | None = None) -> None:
+        self.env = dict(os.environ if env is None else env)
+        self.pm = pluggy.PluginManager("privbench")
+        self.pm.add_hookspecs(hookspecs)
+        self._sources: dict[str, _Source] = {}
+        self._load_problems: list[PluginInfo] = []
+        self._cache_key: tuple[Any, ...] | None = None
+        self._cache: list[PluginInfo] = []
+        self.trace = bool(self.env.get("PRIVBENCH_TRACE_PLUGINS"))
+        if self.trace:
+            self.pm.trace.root.setwriter(lambda msg: sys.stderr.write(msg))
+            self.pm.enable_tracing()
+        if autoload:
+            self.load_entrypoints()
+
+    # -- loading ---------------------------------------------------------------------
+    def _log(self, message: str) -> None:
+        if self.trace:
+            print(f"[privbench plugins] {message}", file=sys.stderr)
+
+    def load_entrypoints(self, group: str = ENTRY_POINT_GROUP) -> None:
+        """Import and register every allowed entry point; never raises."""
+        allow = _env_list("PRIVBENCH_PLUGINS", self.env)
+        blocked = _env_list("PRIVBENCH_DISABLE_PLUGINS", self.env) or set()
+        eps = list(md.entry_points(group=group))
+        # built-ins first, so they keep their names when a third party collides
+        eps.sort(key=lambda ep: (getattr(ep.dist, "name", "") != BUILTIN_DISTRIBUTION, ep.name))
+        seen_dists: set[tuple[str, str]] = set()
+        for ep in eps:
+            dist = getattr(ep, "dist", None)
+            dist_name = dist.name if dist is not None else "?"
+            version = dist.version if dist is not None else "?"
+            if (ep.name, ep.value) in seen_dists:
+                continue  # the same distribution seen twice on sys.path
+            seen_dists.add((ep.name, ep.value))
+            builtin = dist_name == BUILTIN_DISTRIBUTION
+            if ep.name in blocked:
+                self.pm.set_blocked(ep.name)
+                self._log(f"blocked {ep.name} ({dist_name})")
+                continue
+            if not builtin and allow is not None and not ({ep.name, dist_name} & allow):
+                self._log(f"not in PRIVBENCH_PLUGINS: {ep.name} ({dist_name})")
+                continue
+            source = _Source(dist_name, version, ep.value)
+            if self.pm.has_plugin(ep.name):
+                other = self._sources.get(ep.name)
+                self._problem(
+                    ep.name, source, f"duplicate plugin name {ep.name!r}; already provided by "
+                    f"{other.distribution if other else '?'}"
+                )
+                continue
+            try:
+                module = ep.load()
+            except Exception as exc:  # noqa: BLE001 - any import failure is recorded
+                self._problem(ep.name, source, f'Error importing plugin "{ep.name}": '
+                              f"{type(exc).__name__}: {exc}")
+                continue
+            self.register(module, name=ep.name, source=source)
+        for module_name in sorted(_env_list("PRIVBENCH_PLUGIN_MODULES", self.env) or ()):
+            source = _Source("(module)", "0", module_name)
+            if module_name in blocked or self.pm.has_plugin(module_name):
+                continue
+            try:
+                module = importlib.import_module(module_name)
+            except Exception as exc:  # noqa: BLE001
+                self._problem(module_name, source, f'Error importing plugin "{module_name}": '
+                              f"{type(exc).__name__}: {exc}")
+                continue
+            self.register(module, name=module_name, source=source)
+        self._check_pending()
+
+    def _problem(self, name: str, source: _Source, reason: str) -> None:
+        self._log(f"broken {name}: {reason}")
+        self._load_problems.append(
+            PluginInfo(
+                kind=_guess_kind(source.module), name=name, version=source.version,
+                distribution=source.distribution, status="broken", reason=reason,
+                plugin=name, module=source.module,
+            )
+        )
+        self._cache_key = None
+
+    def register(self, plugin: object, name: str, source: _Source | None = None) -> None:
+        """Register an in-process plugin object (module or instance); errors become broken."""
+        source = source or _Source(getattr(plugin, "__module__", None) or "local", "0", name)
+        try:
+            self.pm.register(plugin, name=name)
+        except Exception as exc:  # noqa: BLE001 - PluginValidationError, ValueError
+            self._problem(name, source, f"invalid plugin: {exc}")
+            return
+        self._sources[name] = source
+        self._cache_key = None
+        self._log(f"registered {name} from {source.distribution}")
+
+    def _check_pending(self) -> None:
+        """Unregister plugins that implement hooks nobody specified (misspelt names)."""
+        while True:
+            try:
+                self.pm.check_pending()
+                return
+            except pluggy.PluginValidationError as exc:
+                name = self.pm.get_name(exc.plugin) or "?"
+                source = self._sources.pop(name, _Source("?", "?", name))
+                self.pm.unregister(exc.plugin)
+                self._problem(name, source, f"unknown hook: {exc}")
+
+    # -- registry --------------------------------------------------------------------
+    def plugins(self) -> list[PluginInfo]:
+        """Every plugin class and every load problem, ordered by kind and name."""
+        key = tuple(sorted(n for n, _ in self.pm.list_name_plugin())) + (len(self._load_problems),)
+        if key != self._cache_key:
+            self._cache = self._collect()
+            self._cache_key = key
+        return list(self._cache)
+
+    def _collect(self) -> list[PluginInfo]:
+        rows: list[PluginInfo] = []
+        taken: dict[tuple[str, str], PluginInfo] = {}
+        # pluggy returns impls in registration order; built-ins were registered first
+        for hook_name, (kind, base) in HOOK_KINDS.items():
+            hook = getattr(self.pm.hook, hook_name)
+            for impl in hook.get_hookimpls():
+                source = self._sources.get(impl.plugin_name, _Source("?", "?", impl.plugin_name))
+
+                def row(name: str, status: str, reason: str = "", cls: type | None = None,
+                        _kind: str = kind, _source: _Source = source,
+                        _plugin: str = impl.plugin_name) -> PluginInfo:
+                    return PluginInfo(_kind, name, _source.version, _source.distribution,
+                                      status, reason, _plugin, _source.module, cls)
+
+                try:
+                    classes = impl.function() or []
+                    self._log(f"{impl.plugin_name}.{hook_name} -> {classes!r}")
+                except Exception as exc:  # noqa: BLE001
+                    rows.append(row(impl.plugin_name, "broken", f"{hook_name} failed: "
+                                    f"{type(exc).__name__}: {exc}"))
+                    continue
+                for cls in classes:
+                    cname = getattr(cls, "name", "") or getattr(cls, "__name__", repr(cls))
+                    if not (isinstance(cls, type) and issubclass(cls, base)):
+                        rows.append(row(str(cname), "broken",
+                                        f"{cls!r} is not a subclass of {base.__name__}"))
+                        continue
+                    if not getattr(cls, "name", ""):
+                        rows.append(row(cls.__name__, "broken", "class has no 'name'"))
+                        continue
+                    if (kind, cls.name) in taken:
+                        first = taken[(kind, cls.name)]
+                        rows.append(row(cls.name, "broken", f"duplicate {kind} name "
+                                        f"{cls.name!r}; already provided by {first.distribution} "
+                                        f"({first.plugin})"))
+                        continue
+                    status, reason = _availability(cls)
+                    info = row(cls.name, status, reason, cls)
+                    taken[(kind, cls.name)] = info
+                    rows.append(info)
+        rows.extend(self._load_problems)
+        rows.sort(key=lambda r: (KINDS.index(r.kind) if r.kind in KINDS else 99, r.name))
+        return rows
+
+    def _by_kind(self, kind: str) -> dict[str, type]:
+        return {p.name: p.cls for p in self.plugins()
+                if p.kind == kind and p.status == "ok" and p.cls is not None}
+
+    def mechanisms(self) -> dict[str, type[Mechanism]]:
+        return self._by_kind("mechanism")
+
+    def lp_backends(self) -> dict[str, type[LPBackend]]:
+        return self._by_kind("lp_backend")
+
+    def datasets(self) -> dict[str, type[DatasetAdapter]]:
+        return self._by_kind("dataset")
+
+    def metrics(self) -> dict[str, type[Metric]]:
+        return self._by_kind("metric")
+
+    def executors(self) -> dict[str, type[Executor]]:
+        return self._by_kind("executor")
+
+    def reporters(self) -> dict[str, type[Reporter]]:
+        return self._by_kind("reporter")
+
+    def get(self, kind: str, name: str) -> type:
+        """The class of plugin ``name`` of ``kind``, or a PluginError that says why not."""
+        rows = [p for p in self.plugins() if p.kind == kind and p.name == name]
+        ok = [p for p in rows if p.status == "ok"]
+        if ok:
+            return ok[0].cls  # type: ignore[return-value]
+        if rows:
+            raise PluginError(f"{kind} {name!r} is {rows[0].status}: {rows[0].reason}")
+        known = sorted(p.name for p in self.plugins() if p.kind == kind and p.status == "ok")
+        raise PluginError(f"unknown {kind} {name!r}; available: {', '.join(known) or '(none)'}")
+
+
+def _availability(cls: type) -> tuple[str, str]:
+    missing = [mod for mod in getattr(cls, "requirements", ()) if not _importable(mod)]
+    if missing:
+        extra = getattr(cls, "extra", None)
+        hint = f"pip install 'privbench[{extra}]'" if extra else f"pip install {' '.join(missing)}"
+        return "unavailable", f"missing {', '.join(missing)}; install with: {hint}"
+    check = getattr(cls, "available", None)
+    if callable(check):
+        try:
+            ok, reason = check()
+        except Exception as exc:  # noqa: BLE001
+            return "broken", f"available() failed: {exc}"
+        if not ok:
+            return "unavailable", reason or "not available"
+    return "ok", ""
+
+
+def _importable(module: str) -> bool:
+    if module in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+_HOST: PluginHost | None = None
+
+
+def get_host() -> PluginHost:
+    """The process-wide host, created (and plugins loaded) on first use."""
+    global _HOST
+    if _HOST is None:
+        _HOST = PluginHost()
+    return _HOST
+
+
+def set_host(host: PluginHost | None) -> PluginHost | None:
+    """Replace the process-wide host (tests); returns the previous one."""
+    global _HOST
+    previous, _HOST = _HOST, host
+    return previous

@@ -1,0 +1,57 @@
+"""The metric protocol.
+
+A metric declares what it ``needs`` from a mechanism result, any of:
+
+* ``mapping``   - a p(b̂ | b) mapping (exact metrics: I(A;B̂), E[d], supports, ε);
+* ``records``   - released records (attack metrics, e_utility / e_privacy);
+* ``transform`` - a callable applying the mechanism to new feature rows;
+* ``selection`` - a ranked selection of attribute subsets (trade-off model);
+* ``problem``   - nothing but the problem (e.g. the prior leakage I(A;B)).
+
+The runner calls every ``default`` metric whose needs the result meets; other metrics
+run when named (``-M name``). ``compute`` returns a flat dict of plain-data values;
+keys that match the run's top-level fields (``mi_bits``, ``distortion``, ...) fill
+them, the rest go under ``metrics``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .parametrized import Parametrized
+
+if TYPE_CHECKING:
+    from .mechanism import MechanismResult
+    from .problem import PrivacyProblem
+
+NEEDS = frozenset({"problem", "mapping", "records", "transform", "selection"})
+
+
+class Metric(Parametrized):
+    kind: ClassVar[str] = "metric"
+    needs: ClassVar[frozenset[str]] = frozenset({"problem"})
+    #: computed for every run that meets ``needs``
+    default: ClassVar[bool] = True
+
+    def applies(self, problem: PrivacyProblem, result: MechanismResult | None) -> bool:
+        have = {"problem"}
+        if result is not None:
+            if result.mapping is not None:
+                have.add("mapping")
+            if result.records is not None:
+                have.add("records")
+            if result.transform is not None:
+                have.add("transform")
+            if result.selection is not None:
+                have.add("selection")
+        return set(self.needs) <= have
+
+    def compute(
+        self,
+        problem: PrivacyProblem,
+        result: MechanismResult | None,
+        *,
+        delta: float,
+        seed: int | None = None,
+    ) -> dict[str, Any]:
+        raise NotImplementedError

@@ -1,0 +1,78 @@
+"""Shared behaviour of plugin classes: sklearn-style params, benchopt-style names.
+
+``__init__`` of a plugin class stores its keyword arguments under the same names and
+does nothing else; ``get_params`` reads them back through the signature, and ``repr``
+is ``name[k=v,...]`` with sorted keys, which is also the key of a run.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar
+
+from .errors import PluginError
+
+
+def _format(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return repr(value)
+    return str(value)
+
+
+class Parametrized:
+    """Base of mechanisms, dataset adapters, metrics, LP backends and executors."""
+
+    name: ClassVar[str] = ""
+    #: kind as listed by ``privbench plugins``
+    kind: ClassVar[str] = ""
+    #: default sweep grid, benchopt style: {"param": [values, ...]}
+    parameters: ClassVar[dict[str, list[Any]]] = {}
+    #: a small grid for conformance tests
+    test_parameters: ClassVar[dict[str, list[Any]]] = {}
+    #: importable modules this plugin needs (checked without importing them)
+    requirements: ClassVar[tuple[str, ...]] = ()
+    #: the pip extra that installs ``requirements``
+    extra: ClassVar[str | None] = None
+    #: one line for listings
+    description: ClassVar[str] = ""
+
+    @classmethod
+    def param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ]
+
+    @classmethod
+    def param_defaults(cls) -> dict[str, Any]:
+        sig = inspect.signature(cls.__init__)
+        return {
+            p.name: p.default
+            for p in sig.parameters.values()
+            if p.name != "self" and p.default is not inspect.Parameter.empty
+        }
+
+    @classmethod
+    def create(cls, **params: Any) -> Parametrized:
+        """Instantiate with a clear error for unknown parameters or a failing __init__."""
+        accepted = cls.param_names()
+        unknown = sorted(set(params) - set(accepted))
+        if unknown:
+            raise PluginError(
+                f'Error creating {cls.kind or "plugin"} "{cls.name}": unknown parameter(s) '
+                f"{', '.join(unknown)}; accepted: {', '.join(accepted) or '(none)'}"
+            )
+        try:
+            return cls(**params)
+        except Exception as exc:  # noqa: BLE001 - re-raised with context
+            raise PluginError(f'Error creating {cls.kind or "plugin"} "{cls.name}": {exc}') from exc
+
+    def get_params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.param_names() if hasattr(self, k)}
+
+    def __repr__(self) -> str:
+        params = self.get_params()
+        inner = ",".join(f"{k}={_format(params[k])}" for k in sorted(params))
+        return f"{self.name}[{inner}]" if inner else self.name

@@ -1,0 +1,74 @@
+"""Parsing of ``name:k=v,k2=v2`` plugin specs, as used by ``run`` and sweep files."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import ValidationError
+
+
+def parse_value(text: str) -> Any:
+    """'3' -> 3, '0.5' -> 0.5, 'true' -> True, 'none' -> None, '[1,2]' -> [1, 2], else str."""
+    s = text.strip()
+    low = s.lower()
+    if low in ("true", "yes"):
+        return True
+    if low in ("false", "no"):
+        return False
+    if low in ("none", "null"):
+        return None
+    for convert in (int, float):
+        try:
+            return convert(s)
+        except ValueError:
+            pass
+    if s.startswith("[") and s.endswith("]"):
+        try:
+            return json.loads(s)
+        except json.JSONDecodeError:
+            return [parse_value(x) for x in s[1:-1].split(";") if x.strip()]
+    return s
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, current = [], 0, []
+    for ch in text:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return parts
+
+
+def parse_spec(spec: str, *, what: str = "plugin") -> tuple[str, dict[str, Any]]:
+    """Split ``name:k=v,...`` into the name and a dict of typed parameters.
+
+    :raises ValidationError: for an empty name or a ``k=v`` item without ``=``.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValidationError(f"empty {what} spec; expected NAME or NAME:key=value,...")
+    name, _, rest = spec.strip().partition(":")
+    name = name.strip()
+    if not name:
+        raise ValidationError(f"{what} spec {spec!r} has no name; expected NAME:key=value,...")
+    params: dict[str, Any] = {}
+    if rest.strip():
+        for item in _split_top_level(rest):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise ValidationError(
+                    f"bad parameter {item!r} in {what} spec {spec!r}; expected key=value"
+                )
+            params[key.strip()] = parse_value(value)
+    return name, params
+
+
+def format_params(params: dict[str, Any]) -> str:
+    return ",".join(f"{k}={params[k]}" for k in sorted(params))

@@ -1,0 +1,150 @@
+"""Turn a request (CLI flags or a sweep file) into validated runs, before anything runs.
+
+Everything that can be checked without solving is checked here: plugin names,
+parameter names (by creating each plugin once), budgets, LP backends. An invalid
+request raises :class:`ValidationError` / :class:`PluginError` naming the culprit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import PluginError, ValidationError
+from .host import get_host
+from .params import parse_spec
+from .runner import RunSpec
+
+LP_PARAM = "lp_backend"
+
+
+@dataclass
+class SweepSpec:
+    """The contents of a sweep file (or of ``privbench run`` flags)."""
+
+    mechanisms: list[str]
+    datasets: list[str]
+    deltas: list[float]
+    seeds: list[int | None] = field(default_factory=lambda: [None])
+    lp_backends: list[str] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)
+    timeout: float | None = None
+    executor: str | None = None
+    workers: int | None = None
+    name: str = "sweep"
+
+
+_KEYS = {"mechanisms", "datasets", "deltas", "seeds", "lp_backends", "metrics", "timeout",
+         "executor", "workers", "name", "description"}
+
+
+def _str_list(data: dict[str, Any], key: str, path: Path, *, required: bool) -> list[str]:
+    if key not in data:
+        if required:
+            raise ValidationError(f"{path}: missing required key {key!r} (a list of NAME[:k=v,...])")
+        return []
+    value = data[key]
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValidationError(f"{path}: {key!r} must be a list of strings; got {value!r}")
+    if required and not value:
+        raise ValidationError(f"{path}: {key!r} is empty")
+    return value
+
+
+def load_sweep_file(path: str | Path) -> SweepSpec:
+    """Parse a sweep TOML file with errors that name the file and key."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValidationError(f"sweep file {p} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValidationError(f"{p}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"{p}: cannot read: {exc}") from None
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise ValidationError(f"{p}: unknown key(s) {', '.join(unknown)}; expected {', '.join(sorted(_KEYS))}")
+    deltas = data.get("deltas")
+    if not isinstance(deltas, list) or not deltas or not all(
+            isinstance(d, int | float) and not isinstance(d, bool) for d in deltas):
+        raise ValidationError(f"{p}: 'deltas' must be a non-empty list of numbers; got {deltas!r}")
+    seeds = data.get("seeds", [None])
+    if not isinstance(seeds, list) or not seeds or not all(
+            isinstance(s, int) and not isinstance(s, bool) for s in seeds if s is not None):
+        raise ValidationError(f"{p}: 'seeds' must be a non-empty list of integers; got {seeds!r}")
+    timeout = data.get("timeout")
+    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
+        raise ValidationError(f"{p}: 'timeout' must be a positive number of seconds; got {timeout!r}")
+    return SweepSpec(
+        mechanisms=_str_list(data, "mechanisms", p, required=True),
+        datasets=_str_list(data, "datasets", p, required=True),
+        deltas=[float(d) for d in deltas],
+        seeds=seeds,
+        lp_backends=_str_list(data, "lp_backends", p, required=False),
+        metrics=_str_list(data, "metrics", p, required=False),
+        timeout=float(timeout) if timeout is not None else None,
+        executor=data.get("executor"),
+        workers=data.get("workers"),
+        name=str(data.get("name", p.stem)),
+    )
+
+
+def check_delta(delta: Any) -> float:
+    try:
+        value = float(delta)
+    except (TypeError, ValueError):
+        raise ValidationError(f"delta must be a number; got {delta!r}") from None
+    if math.isnan(value) or math.isinf(value) or value < 0:
+        raise ValidationError(f"delta must be a finite number >= 0; got {delta!r}")
+    return value
+
+
+def plan_runs(spec: SweepSpec, *, strict_lp: bool = False) -> list[RunSpec]:
+    """Expand the grid mechanisms x datasets x deltas x seeds (x LP backends).
+
+    LP backends apply to mechanisms that take an ``lp_backend`` parameter; with
+    ``strict_lp`` (``privbench run --lp-backend``) naming one for another mechanism is
+    an error.
+    """
+    host = get_host()
+    deltas = [check_delta(d) for d in spec.deltas]
+    if not deltas:
+        raise ValidationError("no budget given; pass --delta X (one or more)")
+    for backend in spec.lp_backends:
+        host.get("lp_backend", backend)
+    known_metrics = host.metrics()
+    for metric in spec.metrics:
+        if metric not in known_metrics:
+            raise PluginError(f"unknown metric {metric!r}; available: {', '.join(sorted(known_metrics))}")
+    mechanisms: list[tuple[str, dict[str, Any]]] = []
+    for text in spec.mechanisms:
+        name, params = parse_spec(text, what="mechanism")
+        cls = host.get("mechanism", name)
+        takes_lp = LP_PARAM in cls.param_names()
+        if spec.lp_backends and not takes_lp and strict_lp:
+            raise ValidationError(f"mechanism {name!r} does not use an LP backend (--lp-backend)")
+        if LP_PARAM in params:
+            host.get("lp_backend", str(params[LP_PARAM]))
+        variants = [params]
+        if takes_lp and spec.lp_backends and LP_PARAM not in params:
+            variants = [{**params, LP_PARAM: b} for b in spec.lp_backends]
+        for variant in variants:
+            cls.create(**variant)  # validates parameter names and constructor
+            mechanisms.append((name, variant))
+    datasets: list[tuple[str, dict[str, Any]]] = []
+    for text in spec.datasets:
+        name, params = parse_spec(text, what="dataset")
+        host.get("dataset", name).create(**params)
+        datasets.append((name, params))
+    return [
+        RunSpec(mechanism=m, mechanism_params=mp, dataset=d, dataset_params=dp, delta=delta,
+                seed=seed, metrics=tuple(spec.metrics))
+        for (d, dp), (m, mp), delta, seed in itertools.product(datasets, mechanisms, deltas, spec.seeds)
+    ]

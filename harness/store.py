@@ -1,0 +1,129 @@
+"""The results store: SQLite, one row per run, one transaction per row.
+
+WAL journaling and a commit per run mean that killing a sweep (even with SIGKILL)
+loses at most the runs in flight; ``--resume`` skips runs whose key is already stored
+with a final status (ok, invalid, skip). Runs that errored or timed out are retried.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .errors import PrivbenchError
+
+DEFAULT_DB = Path(".privbench") / "results.sqlite"
+FINAL_STATUSES = ("ok", "invalid", "skip")
+
+_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("run_key", "TEXT NOT NULL"),
+    ("sweep_id", "TEXT"),
+    ("mechanism", "TEXT NOT NULL"),
+    ("dataset", "TEXT NOT NULL"),
+    ("params", "TEXT"),
+    ("dataset_params", "TEXT"),
+    ("lp_backend", "TEXT"),
+    ("delta", "REAL"),
+    ("seed", "INTEGER"),
+    ("status", "TEXT NOT NULL"),
+    ("error", "TEXT"),
+    ("mi_bits", "REAL"),
+    ("prior_mi_bits", "REAL"),
+    ("distortion", "REAL"),
+    ("runtime_s", "REAL"),
+    ("peak_mem_mb", "REAL"),
+    ("n", "INTEGER"),
+    ("nnz", "INTEGER"),
+    ("support_max", "INTEGER"),
+    ("gap_bits", "REAL"),
+    ("metrics", "TEXT"),
+    ("provenance", "TEXT"),
+    ("created_at", "TEXT NOT NULL"),
+)
+JSON_COLUMNS = ("params", "dataset_params", "metrics", "provenance")
+COLUMN_NAMES = tuple(name for name, _ in _COLUMNS)
+
+
+class ResultStore:
+    """``with ResultStore(path) as store: store.add(record)``."""
+
+    def __init__(self, path: str | Path = DEFAULT_DB) -> None:
+        self.path = Path(path)
+        if self.path.exists() and self.path.is_dir():
+            raise PrivbenchError(f"results database {self.path} is a directory; expected a file")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(self.path, timeout=30.0)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self._create()
+        except sqlite3.DatabaseError as exc:
+            raise PrivbenchError(f"cannot open results database {self.path}: {exc}") from None
+
+    def _create(self) -> None:
+        cols = ",\n  ".join(f"{name} {decl}" for name, decl in _COLUMNS)
+        with self.conn:
+            self.conn.execute(f"CREATE TABLE IF NOT EXISTS runs (\n  id INTEGER PRIMARY KEY,\n  {cols}\n)")
+            existing = {row[1] for row in self.conn.execute("PRAGMA table_info(runs)")}
+            for name, decl in _COLUMNS:  # forward-compatible: add columns newer versions use
+                if name not in existing:
+                    self.conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl.replace(' NOT NULL', '')}")
+            self.conn.execute("CREATE INDEX IF NOT EXISTS runs_key ON runs(run_key, status)")
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def add(self, record: dict[str, Any], *, sweep_id: str | None = None) -> int:
+        """Insert one run record in its own transaction; returns its row id."""
+        row = {name: record.get(name) for name in COLUMN_NAMES}
+        row["sweep_id"] = sweep_id or record.get("sweep_id")
+        row["created_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        for name in JSON_COLUMNS:
+            row[name] = json.dumps(record.get(name) or {}, sort_keys=True, default=str)
+        placeholders = ",".join("?" for _ in COLUMN_NAMES)
+        with self.conn:
+            cur = self.conn.execute(
+                f"INSERT INTO runs ({','.join(COLUMN_NAMES)}) VALUES ({placeholders})",
+                [row[name] for name in COLUMN_NAMES],
+            )
+        return int(cur.lastrowid or 0)
+
+    def done_keys(self, statuses: Iterable[str] = FINAL_STATUSES) -> set[str]:
+        statuses = tuple(statuses)
+        marks = ",".join("?" for _ in statuses)
+        rows = self.conn.execute(
+            f"SELECT DISTINCT run_key FROM runs WHERE status IN ({marks})", statuses
+        )
+        return {r[0] for r in rows}
+
+    def frame(self, *, latest: bool = False) -> pd.DataFrame:
+        """All runs as a DataFrame with JSON columns decoded (``latest``: last row per key)."""
+        df = pd.read_sql_query("SELECT * FROM runs ORDER BY id", self.conn)
+        for name in JSON_COLUMNS:
+            df[name] = df[name].map(lambda s: json.loads(s) if isinstance(s, str) and s else {})
+        if latest and not df.empty:
+            df = df.drop_duplicates("run_key", keep="last").reset_index(drop=True)
+        return df
+
+    def count(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+
+def open_existing(path: str | Path) -> ResultStore:
+    """Open a store that must already exist (reports, exports)."""
+    p = Path(path)
+    if not p.is_file():
+        raise PrivbenchError(f"no results database at {p}; run `privbench sweep` or `privbench run --db {p}` first")
+    return ResultStore(p)

@@ -1,0 +1,31 @@
+"""The ``local`` executor: runs one after another in this process.
+
+Timeouts use SIGALRM, which interrupts Python code (and sleeps) but not a long call
+inside a C extension; use the ``process`` executor for hard isolation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import privbench as pb
+from privbench.runner import execute_run
+
+
+class LocalExecutor(pb.Executor):
+    name = "local"
+    description = "sequential, in process (SIGALRM timeouts)"
+
+    def __init__(self) -> None:
+        pass
+
+    def map_runs(self, specs: Iterable[dict[str, Any]], *, timeout: float | None
+                 ) -> Iterator[dict[str, Any]]:
+        for spec in specs:
+            yield execute_run(spec, timeout=timeout)
+
+
+@pb.hookimpl
+def privbench_register_executors() -> list[type]:
+    return [LocalExecutor]

@@ -1,0 +1,59 @@
+"""The ``process`` executor: a pool of worker processes (pebble).
+
+Each run executes in a spawned worker; a run that exceeds its timeout has its worker
+killed and replaced, a worker that dies (segfault, os._exit, OOM kill) fails only its
+own run. Workers are reused between runs, so dataset loading is cached per worker.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterable, Iterator
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import as_completed
+from typing import Any
+
+import privbench as pb
+from privbench.provenance import provenance
+from privbench.runner import RunSpec, empty_record, execute_run
+
+
+def failed_record(spec: dict[str, Any], status: str, error: str) -> dict[str, Any]:
+    record = empty_record(RunSpec.from_dict(spec))
+    record.update(status=status, error=error, provenance=provenance())
+    return record
+
+
+class ProcessExecutor(pb.Executor):
+    name = "process"
+    description = "process pool with hard timeouts and crash isolation"
+    requirements = ("pebble",)
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = workers
+
+    def map_runs(self, specs: Iterable[dict[str, Any]], *, timeout: float | None
+                 ) -> Iterator[dict[str, Any]]:
+        from pebble import ProcessExpired, ProcessPool
+
+        workers = int(self.workers or os.cpu_count() or 1)
+        context = multiprocessing.get_context("spawn")
+        with ProcessPool(max_workers=workers, context=context) as pool:
+            futures = {pool.schedule(execute_run, args=[spec], timeout=timeout): spec
+                       for spec in specs}
+            for future in as_completed(futures):
+                spec = futures[future]
+                try:
+                    yield future.result()
+                except FutureTimeout:
+                    yield failed_record(spec, "timeout", f"run exceeded its time limit of {timeout:g} s")
+                except ProcessExpired as exc:
+                    yield failed_record(spec, "error", f"worker process died (exit code {exc.exitcode})")
+                except Exception as exc:  # noqa: BLE001
+                    yield failed_record(spec, "error", f"{type(exc).__name__}: {exc}")
+
+
+@pb.hookimpl
+def privbench_register_executors() -> list[type]:
+    return [ProcessExecutor]

@@ -1,0 +1,27 @@
+"""The identity mapping: release B as it is (zero distortion, full leakage I(A;B))."""
+
+from __future__ import annotations
+
+import scipy.sparse as sp
+
+import privbench as pb
+
+
+class Identity(pb.MappingMechanism):
+    """X = I. The no-privacy baseline every curve starts from."""
+
+    name = "identity"
+    description = "release the public data unchanged (baseline)"
+
+    def __init__(self) -> None:
+        pass
+
+    def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
+              ) -> pb.MechanismResult:
+        problem.check_delta(delta)
+        return self.result(sp.identity(problem.n, format="csc"))
+
+
+@pb.hookimpl
+def privbench_register_mechanisms() -> list[type]:
+    return [Identity]
