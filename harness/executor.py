@@ -7,7 +7,7 @@ an exception, a crash or a timeout becomes that run's status, never the sweep's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -15,12 +15,23 @@ from .parametrized import Parametrized
 
 
 class Executor(Parametrized):
+    """Required: ``map_runs``. Optional: ``map_tasks`` for generic parallel work."""
+
     kind: ClassVar[str] = "executor"
 
     def map_runs(
         self, specs: Iterable[dict[str, Any]], *, timeout: float | None
     ) -> Iterator[dict[str, Any]]:
         raise NotImplementedError
+
+    def map_tasks(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+        """Apply a picklable top-level ``func`` to every item; results in input order.
+
+        Mechanisms that fan out internally (the trade-off model's one classification
+        per partition) use this, so the user's choice of executor decides where the
+        work runs. The default runs in process.
+        """
+        return [func(item) for item in items]
 
 
 class Reporter(Parametrized):

@@ -1,4 +1,5 @@
-"""The ``privbench`` command line. One module per sub-command (``*_cmd.py``), each with
+"""The ``privbench`` command line. One module per sub-command (``*_cmd.py``, found
+automatically), each with
 ``add_parser(subparsers)`` that sets ``func``; the request is validated before any run,
 and an invalid one exits with status 2 and the reason on stderr."""
 
@@ -6,12 +7,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import sys
 
 from ..errors import PrivbenchError
 
-#: sub-command modules, in --help order
-COMMANDS = ("plugins", "run", "sweep", "results")
+
+
+def command_modules() -> list[str]:
+    """Every ``*_cmd`` module of this package: adding a file adds a sub-command."""
+    found = [m.name for m in pkgutil.iter_modules(__path__) if m.name.endswith("_cmd")]
+    first = ["plugins_cmd", "run_cmd", "sweep_cmd", "results_cmd"]
+    return [m for m in first if m in found] + sorted(set(found) - set(first))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,8 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"privbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
-        importlib.import_module(f"{__name__}.{name}_cmd").add_parser(sub)
+    for name in command_modules():
+        importlib.import_module(f"{__name__}.{name}").add_parser(sub)
     return parser
 
 

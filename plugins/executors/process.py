@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures import as_completed
 from typing import Any
@@ -52,6 +52,14 @@ class ProcessExecutor(pb.Executor):
                     yield failed_record(spec, "error", f"worker process died (exit code {exc.exitcode})")
                 except Exception as exc:  # noqa: BLE001
                     yield failed_record(spec, "error", f"{type(exc).__name__}: {exc}")
+
+
+    def map_tasks(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+        from pebble import ProcessPool
+
+        workers = int(self.workers or os.cpu_count() or 1)
+        with ProcessPool(max_workers=workers, context=multiprocessing.get_context("spawn")) as pool:
+            return list(pool.map(func, list(items)).result())
 
 
 @pb.hookimpl

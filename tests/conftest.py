@@ -1,0 +1,45 @@
+"""Shared fixtures: a fresh plugin host, the real-data folder, a temporary store."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import privbench as pb
+from privbench import host as host_module
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def real_data_path() -> Path | None:
+    """PRIVBENCH_DATA_DIR if set, else ../shared/data beside the repository."""
+    env = os.environ.get("PRIVBENCH_DATA_DIR")
+    for cand in ([Path(env)] if env else []) + [SHARED_DATA]:
+        if cand.is_dir():
+            return cand
+    return None
+
+
+@pytest.fixture
+def real_data_dir() -> Path:
+    path = real_data_path()
+    if path is None:
+        pytest.skip("real data not available (set PRIVBENCH_DATA_DIR or provide ../shared/data)")
+    return path
+
+
+@pytest.fixture
+def host(monkeypatch: pytest.MonkeyPatch):
+    """A fresh host with the installed plugins, installed as the process-wide host."""
+    fresh = pb.PluginHost()
+    previous = host_module.set_host(fresh)
+    yield fresh
+    host_module.set_host(previous)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "results.sqlite"
