@@ -25,6 +25,7 @@ import importlib
 import importlib.metadata as md
 import importlib.util
 import os
+import re
 import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -69,6 +70,11 @@ def _guess_kind(module_path: str) -> str:
         if hint in module_path:
             return kind
     return "mechanism"
+
+
+def _normalise(name: str) -> str:
+    """PEP 503 normalisation, so ``my_plugin`` and ``my-plugin`` name one distribution."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _env_list(name: str, env: dict[str, str]) -> set[str] | None:
@@ -147,7 +153,8 @@ class PluginHost:
                 self.pm.set_blocked(ep.name)
                 self._log(f"blocked {ep.name} ({dist_name})")
                 continue
-            if not builtin and allow is not None and not ({ep.name, dist_name} & allow):
+            if not builtin and allow is not None and not (
+                    {_normalise(ep.name), _normalise(dist_name)} & {_normalise(a) for a in allow}):
                 self._log(f"not in PRIVBENCH_PLUGINS: {ep.name} ({dist_name})")
                 continue
             source = _Source(dist_name, version, ep.value)

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import ValidationError
 from ..host import get_host
 from ..progress import RunProgress
 from ..runner import RunSpec
@@ -21,9 +22,16 @@ def add_store_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=None, help="worker processes (process executor)")
 
 
-def make_executor(name: str, workers: int | None) -> Any:
+def make_executor(name: str, workers: int | None, scheduler: str | None = None) -> Any:
     cls = get_host().get("executor", name)
-    params = {"workers": workers} if workers and "workers" in cls.param_names() else {}
+    params: dict[str, Any] = {}
+    if workers and "workers" in cls.param_names():
+        params["workers"] = workers
+    if scheduler:
+        if "scheduler" not in cls.param_names():
+            raise ValidationError(f"--scheduler does not apply to the {name!r} executor "
+                                  "(use --executor dask)")
+        params["scheduler"] = scheduler
     return cls.create(**params)
 
 
@@ -31,7 +39,8 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
             timeout: float | None = None, resume: bool = False, sweep_id: str | None = None
             ) -> Iterator[dict[str, Any]]:
     """Run ``runs`` on the chosen executor, storing each record as soon as it arrives."""
-    executor = make_executor(getattr(args, "executor", None) or "local", getattr(args, "workers", None))
+    executor = make_executor(getattr(args, "executor", None) or "local",
+                             getattr(args, "workers", None), getattr(args, "scheduler", None))
     store = None if getattr(args, "no_store", False) else ResultStore(args.db)
     sweep_id = sweep_id or uuid.uuid4().hex[:12]
     try:

@@ -17,6 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "optional seeds, lp_backends, metrics, timeout, executor, workers).")
     p.add_argument("spec", type=Path, metavar="SPEC.toml")
     p.add_argument("--executor", default=None, help="local, process, ... (default: spec or local)")
+    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                   help="Dask scheduler to run on (dask executor; default: a local cluster)")
     p.add_argument("--resume", action="store_true",
                    help="skip runs already stored with status ok/invalid/skip")
     p.add_argument("--timeout", type=float, default=None, help="seconds per run (overrides spec)")

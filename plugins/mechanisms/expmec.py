@@ -33,6 +33,8 @@ def solve_beta(D: np.ndarray, p_b: np.ndarray, delta: float, *, xtol: float = 1e
 
     if excess(0.0) <= 0:
         return 0.0
+    if delta <= 0:
+        return np.inf  # only the β -> ∞ limit (a nearest-symbol mapping) has E[d] = 0
     hi = 1.0
     while excess(hi) > 0:
         hi *= 2.0
