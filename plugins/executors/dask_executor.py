@@ -1,0 +1,205 @@
+"""The ``dask`` executor: runs on a Dask cluster, an existing one or a local one.
+
+``privbench sweep SPEC --executor dask --scheduler tcp://HOST:PORT`` connects to a
+running scheduler; without ``--scheduler`` a ``distributed.LocalCluster`` of worker
+processes is started on loopback for the duration of the sweep.
+
+Each run is shipped as plain data (the ``RunSpec`` dict) to :func:`run_on_worker`, a
+top-level function of this module, so workers need privbench (and the plugins the
+sweep uses) installed, nothing else. Records come back with ``as_completed`` and are
+stored as they arrive, so a sweep interrupted at any point keeps every finished run.
+
+Failure semantics, matching the ``process`` executor where Dask allows:
+
+* a run that raises, fails validation or times out gives a record with that status
+  (``execute_run`` never raises);
+* a worker that dies mid-run (segfault, OOM kill, node loss) makes the scheduler
+  re-run the task elsewhere; the local cluster allows ``retries`` (default 1) such
+  re-runs, then the run is recorded as ``error`` with the reason. On an external
+  scheduler the number of re-runs is the scheduler's own
+  ``distributed.scheduler.allowed-failures`` (Dask's default is 3); it is reported
+  on stderr when it differs;
+* the per-run timeout is enforced inside the worker by raising an exception in the
+  run's thread. Like the ``local`` executor's SIGALRM it interrupts Python code, not a
+  long call inside a C extension (an LP solve), which ends its call first.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import threading
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
+from typing import Any
+
+import privbench as pb
+from privbench.provenance import provenance
+from privbench.runner import RunSpec, RunTimeout, empty_record, execute_run
+
+#: how often the scheduler may re-run a task whose worker died, on our local cluster
+DEFAULT_RETRIES = 1
+
+
+def failed_record(spec: dict[str, Any], status: str, error: str) -> dict[str, Any]:
+    """A record for a run that produced none (lost worker, timeout, broken worker)."""
+    record = empty_record(RunSpec.from_dict(spec))
+    record.update(status=status, error=error, provenance=provenance())
+    return record
+
+
+class _Watchdog:
+    """Raise :class:`RunTimeout` in one thread after ``seconds`` unless disarmed first.
+
+    Worker threads cannot use SIGALRM, so the exception is injected with
+    ``PyThreadState_SetAsyncExc``; the lock makes disarm-then-fire impossible.
+    """
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.thread_id = threading.get_ident()
+        self.fired = False
+        self._done = False
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.fired = True
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(self.thread_id), ctypes.py_object(RunTimeout))
+
+    def __enter__(self) -> _Watchdog:
+        if self.seconds and self.seconds > 0:
+            self._timer = threading.Timer(self.seconds, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._done = True
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+def run_on_worker(spec: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+    """Execute one run on a Dask worker; plain dict in, plain dict out."""
+    message = f"run exceeded its time limit of {timeout:g} s" if timeout else "run timed out"
+    try:
+        with _Watchdog(timeout) as watch:
+            record = execute_run(spec, timeout=None)
+    except RunTimeout:
+        return failed_record(spec, "timeout", message)
+    if watch.fired and record.get("status") == "timeout" and not record.get("error"):
+        record["error"] = message
+    record.setdefault("metrics", {})["executor"] = "dask"
+    return record
+
+
+def _describe_failure(exc: BaseException, retries: int | None) -> str:
+    from distributed import KilledWorker
+
+    if isinstance(exc, KilledWorker):
+        tries = f"{retries + 1} times" if retries is not None else "repeatedly"
+        return (f"worker lost mid-run {tries} (crash, out-of-memory kill or lost node); "
+                f"last on {getattr(exc, 'last_worker', None) and exc.last_worker.address}")
+    return f"dask task failed: {type(exc).__name__}: {exc}"
+
+
+class DaskExecutor(pb.Executor):
+    """Ship runs to a Dask cluster and stream their records back as they finish."""
+
+    name = "dask"
+    description = "Dask cluster (--scheduler tcp://HOST:PORT, or a LocalCluster on loopback)"
+    requirements = ("distributed",)
+    extra = "dask"
+
+    def __init__(self, scheduler: str | None = None, workers: int | None = None,
+                 threads_per_worker: int = 1, retries: int = DEFAULT_RETRIES) -> None:
+        self.scheduler = scheduler
+        self.workers = workers
+        self.threads_per_worker = threads_per_worker
+        self.retries = retries
+
+    def _validate(self) -> None:
+        if self.scheduler is not None and not isinstance(self.scheduler, str):
+            raise pb.ValidationError(f"dask: scheduler must be an address like tcp://HOST:PORT; "
+                                     f"got {self.scheduler!r}")
+        for name in ("workers", "threads_per_worker", "retries"):
+            value = getattr(self, name)
+            least = 0 if name == "retries" else 1
+            if value is not None and (not isinstance(value, int) or value < least):
+                raise pb.ValidationError(f"dask: {name} must be an integer >= {least}; "
+                                         f"got {value!r}")
+
+    def _client(self, stack: ExitStack) -> tuple[Any, int | None]:
+        """Connect (or start a local cluster); returns the client and its re-run limit."""
+        from distributed import Client, LocalCluster
+
+        if self.scheduler:
+            try:
+                client = stack.enter_context(Client(self.scheduler, timeout="30s"))
+            except OSError as exc:
+                raise pb.PrivbenchError(
+                    f"dask: cannot reach scheduler {self.scheduler}: {exc}") from None
+            try:
+                allowed = int(client.run_on_scheduler(_allowed_failures))
+            except Exception:  # noqa: BLE001 - informational only
+                allowed = None
+            if allowed is not None and allowed != self.retries:
+                print(f"dask: scheduler {self.scheduler} re-runs a task up to {allowed} times when "
+                      f"its worker dies (distributed.scheduler.allowed-failures)", file=sys.stderr)
+            return client, allowed
+        cluster = stack.enter_context(LocalCluster(
+            n_workers=int(self.workers or os.cpu_count() or 1),
+            threads_per_worker=self.threads_per_worker, processes=True, host="127.0.0.1",
+            dashboard_address=None, scheduler_kwargs={"allowed_failures": self.retries},
+        ))
+        return stack.enter_context(Client(cluster)), self.retries
+
+    def map_runs(self, specs: Iterable[dict[str, Any]], *, timeout: float | None
+                 ) -> Iterator[dict[str, Any]]:
+        from distributed import as_completed
+
+        self._validate()
+        specs = list(specs)
+        if not specs:
+            return
+        with ExitStack() as stack:
+            client, allowed = self._client(stack)
+            batch = uuid.uuid4().hex[:8]
+            futures = {}
+            for i, spec in enumerate(specs):
+                future = client.submit(run_on_worker, spec, timeout, pure=False,
+                                       key=f"privbench-run-{batch}-{i}")
+                futures[future] = spec
+            for future in as_completed(futures):
+                spec = futures.pop(future)
+                if future.status == "finished":
+                    yield future.result()
+                elif future.status == "error":
+                    reason = _describe_failure(future.exception(), allowed)
+                    yield failed_record(spec, "error", reason)
+                else:  # cancelled: the scheduler went away or someone cancelled the key
+                    yield failed_record(spec, "error", f"dask task {future.status}")
+                future.release()
+
+    def map_tasks(self, func: Any, items: Iterable[Any]) -> list[Any]:
+        self._validate()
+        with ExitStack() as stack:
+            client, _ = self._client(stack)
+            return client.gather(client.map(func, list(items), pure=False))
+
+
+def _allowed_failures(dask_scheduler: Any) -> int:
+    return dask_scheduler.allowed_failures
+
+
+@pb.hookimpl
+def privbench_register_executors() -> list[type]:
+    return [DaskExecutor]
