@@ -1,0 +1,198 @@
+"""Attack metrics: how well an adversary infers A from what was released.
+
+* ``posterior_attack`` (default, exact, mapping mechanisms): the Bayes-optimal adversary
+  knows p(A, B̂). Its ROC ranks outputs by p(a+ | b̂) and its AUC is computed from the
+  distribution, with no sampling; the MAP detector's accuracy is Σ_b̂ max_a p(a, b̂)
+  (and Σ_b max_a p(a, b) without the mechanism).
+* ``nb_attack`` / ``lr_attack`` (opt-in: ``-M nb_attack``): Naive Bayes and logistic
+  regression trained on released records with seeded stratified k-fold cross-validation;
+  pooled out-of-fold scores give the ROC points and AUC (SPPM paper, Figures 3 and 4).
+  For a mapping mechanism the records are released by sampling the mapping (seeded).
+
+The positive class is the last private value (e.g. income > 50K); with more than two
+private values the AUC is the one-vs-rest macro average and the ROC is last-vs-rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import privbench as pb
+import scipy.sparse as sp
+
+from ._release import covered_records, rng_for, sample_release, symbol_codes
+
+#: ROC curves are stored on at most this many points
+ROC_POINTS = 101
+
+
+def _roc_dict(fpr: np.ndarray, tpr: np.ndarray) -> dict[str, list[float]]:
+    """Store a ROC compactly: resampled on a fixed FPR grid when it has many points."""
+    if fpr.size > ROC_POINTS:
+        grid = np.linspace(0.0, 1.0, ROC_POINTS)
+        tpr = np.interp(grid, fpr, tpr)
+        fpr = grid
+    return {"fpr": np.round(fpr, 5).tolist(), "tpr": np.round(tpr, 5).tolist()}
+
+
+def exact_roc(joint_out: np.ndarray, positive: int = -1) -> tuple[np.ndarray, np.ndarray, float]:
+    """ROC and AUC of the detector that scores an output b̂ by p(a+ | b̂).
+
+    :param joint_out: p(a, b̂), shape (|A|, m). Outputs with equal scores form one step,
+        so ties are counted half, as the trapezoid does.
+    """
+    P = np.asarray(joint_out, dtype=float)
+    P = P / P.sum()
+    pos = P[positive]
+    neg = P.sum(axis=0) - pos
+    mass = pos + neg
+    live = mass > 0
+    pos, neg, mass = pos[live], neg[live], mass[live]
+    score = np.round(pos / mass, 12)
+    uniq, inv = np.unique(-score, return_inverse=True)  # descending scores
+    pos_bins = np.bincount(inv, weights=pos, minlength=uniq.size)
+    neg_bins = np.bincount(inv, weights=neg, minlength=uniq.size)
+    tpr = np.concatenate([[0.0], np.cumsum(pos_bins) / max(pos.sum(), 1e-300)])
+    fpr = np.concatenate([[0.0], np.cumsum(neg_bins) / max(neg.sum(), 1e-300)])
+    auc = float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2.0))
+    return fpr, tpr, auc
+
+
+def map_accuracy(joint_out: np.ndarray) -> float:
+    """Accuracy of the MAP detector argmax_a p(a | y): Σ_y max_a p(a, y)."""
+    P = np.asarray(joint_out, dtype=float)
+    return float(P.max(axis=0).sum() / P.sum())
+
+
+class PosteriorAttack(pb.Metric):
+    name = "posterior_attack"
+    description = "exact Bayes-optimal adversary: posterior ROC/AUC, MAP accuracy (mapping)"
+    needs = frozenset({"mapping"})
+
+    def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
+        out = pb.metrics.output_joint(problem, result.mapping)
+        fpr, tpr, auc = exact_roc(out)
+        return {
+            "posterior_auc": auc,
+            "posterior_roc": _roc_dict(fpr, tpr),
+            "map_accuracy": map_accuracy(out),
+            "map_accuracy_prior": map_accuracy(problem.joint),
+        }
+
+
+def _one_hot(codes: np.ndarray) -> sp.csr_array:
+    """Sparse one-hot encoding of integer category codes, one block per column."""
+    n, k = codes.shape
+    width = codes.max(axis=0) + 1
+    offsets = np.concatenate([[0], np.cumsum(width)[:-1]])
+    cols = (codes + offsets).ravel()
+    rows = np.repeat(np.arange(n), k)
+    return sp.csr_array((np.ones(n * k), (rows, cols)), shape=(n, int(width.sum())))
+
+
+class _ClassifierAttack(pb.Metric):
+    """A classifier trained on released records with seeded stratified k-fold CV."""
+
+    default = False
+    needs = frozenset({"problem"})
+    requirements = ("sklearn",)
+    extra = "ml"
+    prefix: ClassVar[str] = ""
+    salt: ClassVar[int] = 0
+
+    def __init__(self, folds: int = 5, max_records: int = 50000) -> None:
+        self.folds = folds
+        self.max_records = max_records
+
+    def applies(self, problem, result) -> bool:
+        if result is None:
+            return False
+        if result.records is not None:
+            return problem.records is not None
+        return result.mapping is not None and problem.records is not None
+
+    def _model(self, categorical: bool, codes: np.ndarray | None) -> Any:
+        raise NotImplementedError
+
+    def _data(self, problem: pb.PrivacyProblem, result: pb.MechanismResult,
+              rng: np.random.Generator) -> tuple[Any, np.ndarray, bool, np.ndarray | None]:
+        """(features, labels, categorical?, category codes) of the released records."""
+        if result.records is not None:
+            X = np.asarray(result.records, dtype=float)
+            y = problem.records["private"].to_numpy()
+            if X.shape[0] != y.size:
+                raise pb.ValidationError(f"{X.shape[0]} released records for {y.size} users")
+            if self.max_records and y.size > self.max_records:
+                keep = np.sort(rng.choice(y.size, size=self.max_records, replace=False))
+                X, y = X[keep], y[keep]
+            return X, y, False, None
+        recs = covered_records(problem, max_records=self.max_records, rng=rng)
+        released = sample_release(result.mapping, recs["symbol"].to_numpy(), rng)
+        codes, _ = symbol_codes(problem)
+        return codes[released], recs["private"].to_numpy(), True, codes
+
+    def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
+        from sklearn.metrics import roc_auc_score, roc_curve
+        from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+        rng = rng_for(seed, self.salt)
+        X, y, categorical, codes = self._data(problem, result, rng)
+        classes, y = np.unique(y, return_inverse=True)
+        p = self.prefix
+        if classes.size < 2:
+            return {f"{p}_error": "released records hold a single private value"}
+        folds = int(min(self.folds, np.bincount(y).min()))
+        if folds < 2:
+            return {f"{p}_error": "too few records of some private value for 2-fold CV"}
+        if categorical:
+            X = _one_hot(X) if self.prefix == "lr" else X
+        cv = StratifiedKFold(n_splits=folds, shuffle=True,
+                             random_state=int(rng.integers(2**31 - 1)))
+        proba = cross_val_predict(self._model(categorical, codes), X, y, cv=cv,
+                                  method="predict_proba")
+        pos = classes.size - 1
+        fpr, tpr, _ = roc_curve(y == pos, proba[:, pos])
+        auc = float(roc_auc_score(y, proba[:, 1]) if classes.size == 2
+                    else roc_auc_score(y, proba, multi_class="ovr"))
+        return {
+            f"{p}_auc": auc,
+            f"{p}_roc": _roc_dict(fpr, tpr),
+            f"{p}_accuracy": float(np.mean(proba.argmax(axis=1) == y)),
+            f"{p}_records": int(y.size),
+            f"{p}_folds": folds,
+        }
+
+
+class NaiveBayesAttack(_ClassifierAttack):
+    name = "nb_attack"
+    description = "Naive Bayes adversary on released records, k-fold CV: ROC points, AUC"
+    prefix = "nb"
+    salt = 1
+
+    def _model(self, categorical: bool, codes: np.ndarray | None) -> Any:
+        from sklearn.naive_bayes import CategoricalNB, GaussianNB
+
+        if categorical and codes is not None:
+            return CategoricalNB(min_categories=codes.max(axis=0) + 1)
+        return GaussianNB()
+
+
+class LogisticAttack(_ClassifierAttack):
+    name = "lr_attack"
+    description = "logistic-regression adversary on released records, k-fold CV: ROC, AUC"
+    prefix = "lr"
+    salt = 2
+
+    def _model(self, categorical: bool, codes: np.ndarray | None) -> Any:
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        model = LogisticRegression(max_iter=2000)
+        return model if categorical else make_pipeline(StandardScaler(), model)
+
+
+@pb.hookimpl
+def privbench_register_metrics() -> list[type]:
+    return [PosteriorAttack, NaiveBayesAttack, LogisticAttack]
