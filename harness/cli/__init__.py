@@ -13,7 +13,6 @@ import sys
 from ..errors import PrivbenchError
 
 
-
 def command_modules() -> list[str]:
     """Every ``*_cmd`` module of this package: adding a file adds a sub-command."""
     found = [m.name for m in pkgutil.iter_modules(__path__) if m.name.endswith("_cmd")]

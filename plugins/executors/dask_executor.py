@@ -19,6 +19,11 @@ Failure semantics, matching the ``process`` executor where Dask allows:
   scheduler the number of re-runs is the scheduler's own
   ``distributed.scheduler.allowed-failures`` (Dask's default is 3); it is reported
   on stderr when it differs;
+* runs are submitted one per worker thread at a time (``max_pending`` overrides), so a
+  worker that dies holds only the run that killed it: Dask counts a death against every
+  task queued on the worker, which would make innocent runs pay for a crashing one.
+  On an adaptive cluster that starts from zero workers set ``max_pending`` to the size
+  you want it to grow to;
 * the per-run timeout is enforced inside the worker by raising an exception in the
   run's thread. Like the ``local`` executor's SIGALRM it interrupts Python code, not a
   long call inside a C extension (an LP solve), which ends its call first.
@@ -120,17 +125,19 @@ class DaskExecutor(pb.Executor):
     extra = "dask"
 
     def __init__(self, scheduler: str | None = None, workers: int | None = None,
-                 threads_per_worker: int = 1, retries: int = DEFAULT_RETRIES) -> None:
+                 threads_per_worker: int = 1, retries: int = DEFAULT_RETRIES,
+                 max_pending: int | None = None) -> None:
         self.scheduler = scheduler
         self.workers = workers
         self.threads_per_worker = threads_per_worker
         self.retries = retries
+        self.max_pending = max_pending
 
     def _validate(self) -> None:
         if self.scheduler is not None and not isinstance(self.scheduler, str):
             raise pb.ValidationError(f"dask: scheduler must be an address like tcp://HOST:PORT; "
                                      f"got {self.scheduler!r}")
-        for name in ("workers", "threads_per_worker", "retries"):
+        for name in ("workers", "threads_per_worker", "retries", "max_pending"):
             value = getattr(self, name)
             least = 0 if name == "retries" else 1
             if value is not None and (not isinstance(value, int) or value < least):
@@ -173,21 +180,36 @@ class DaskExecutor(pb.Executor):
         with ExitStack() as stack:
             client, allowed = self._client(stack)
             batch = uuid.uuid4().hex[:8]
-            futures = {}
-            for i, spec in enumerate(specs):
-                future = client.submit(run_on_worker, spec, timeout, pure=False,
-                                       key=f"privbench-run-{batch}-{i}")
-                futures[future] = spec
-            for future in as_completed(futures):
+            todo = iter(enumerate(specs))
+            futures: dict[Any, dict[str, Any]] = {}
+            stream = as_completed()
+
+            def top_up() -> None:
+                """Keep one run per worker thread in flight (re-read as workers come and go)."""
+                window = self.max_pending or sum(client.nthreads().values())
+                while len(futures) < max(1, window):
+                    item = next(todo, None)
+                    if item is None:
+                        return
+                    i, spec = item
+                    future = client.submit(run_on_worker, spec, timeout, pure=False,
+                                           key=f"privbench-run-{batch}-{i}")
+                    futures[future] = spec
+                    stream.add(future)
+
+            top_up()
+            for future in stream:
                 spec = futures.pop(future)
                 if future.status == "finished":
-                    yield future.result()
+                    record = future.result()
                 elif future.status == "error":
-                    reason = _describe_failure(future.exception(), allowed)
-                    yield failed_record(spec, "error", reason)
+                    record = failed_record(spec, "error",
+                                           _describe_failure(future.exception(), allowed))
                 else:  # cancelled: the scheduler went away or someone cancelled the key
-                    yield failed_record(spec, "error", f"dask task {future.status}")
+                    record = failed_record(spec, "error", f"dask task {future.status}")
                 future.release()
+                top_up()
+                yield record
 
     def map_tasks(self, func: Any, items: Iterable[Any]) -> list[Any]:
         self._validate()
