@@ -1,0 +1,55 @@
+"""``scipy``: ``scipy.optimize.linprog(method="highs")``, rebuilt and solved from scratch.
+
+The baseline that the warm-started ``highs`` backend is measured against: linprog
+cannot keep a basis between calls. Its marginals are ∂objective/∂rhs, which is the
+``privbench.lp`` convention (λ <= 0 for the budget row).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import privbench as pb
+
+from ._master import MasterArrays, column_matrix
+
+
+class ScipyLinprogBackend(pb.LPBackend):
+    """Cold solves with scipy's bundled HiGHS (dual simplex by default)."""
+
+    name = "scipy"
+    description = "scipy.optimize.linprog(method='highs'), cold re-solves (baseline)"
+    requirements = ("scipy",)
+
+    def __init__(self, method: str = "highs") -> None:
+        self.method = method
+
+    def start(self, n: int, delta: float) -> None:
+        self._m = MasterArrays(n, delta)
+
+    def add_columns(self, cols: np.ndarray, cost: np.ndarray, budget: np.ndarray) -> None:
+        self._m.add(cols, cost, budget)
+
+    def set_costs(self, cost: np.ndarray) -> None:
+        self._m.set_costs(cost)
+
+    def solve(self) -> pb.LPSolution:
+        from scipy.optimize import linprog
+
+        m = self._m
+        A = column_matrix(m.n, m.cols, m.budget).tocsr()
+        res = linprog(m.cost, A_ub=A[m.n:], b_ub=[m.delta], A_eq=A[: m.n], b_eq=np.ones(m.n),
+                      bounds=(0, None), method=self.method)
+        iters = int(getattr(res, "nit", 0) or 0)
+        if res.status != 0:
+            kind = "infeasible" if res.status == 2 else "error"
+            return pb.LPSolution(kind, np.zeros(m.cost.size), np.nan, 0.0, np.zeros(m.n), iters,
+                                 f"linprog: {res.message}")
+        lam = float(res.ineqlin.marginals[0])
+        return pb.LPSolution("optimal", np.asarray(res.x, dtype=float), float(res.fun),
+                             min(lam, 0.0), np.asarray(res.eqlin.marginals, dtype=float), iters)
+
+
+@pb.hookimpl
+def privbench_register_lp_backends() -> list[type]:
+    return [ScipyLinprogBackend]
