@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import privbench as pb
 import pytest
 import scipy.sparse as sp
+
+import privbench as pb
 from privbench.plugins.metrics._release import sample_release, symbol_codes
 from privbench.plugins.metrics.attacks import (
     LogisticAttack,

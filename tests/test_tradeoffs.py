@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from privbench.tradeoffs import (
     Curve,
     distortion_for_leakage,

@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import privbench as pb
 import scipy.sparse as sp
+
+import privbench as pb
 
 DEFAULT_SEED = 0
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-import privbench as pb
 import scipy.sparse as sp
+
+import privbench as pb
 
 from ._release import covered_records, rng_for, sample_release, symbol_codes
 
