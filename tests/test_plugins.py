@@ -140,6 +140,10 @@ def privbench_register_mechanisms():
 '''
 
 
+def norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def _make_dist(root: Path, name: str, module_source: str) -> Path:
     src = root / name
     src.mkdir()
@@ -184,9 +188,9 @@ def test_third_party_distribution_is_discovered_and_runnable(tmp_path: Path) -> 
     rows = json.loads(out.stdout)
     assert {"kind", "name", "version", "distribution", "status", "reason"} <= set(rows[0])
     swap = [r for r in rows if r["name"] == "swap_first_two"][0]
-    assert (swap["kind"], swap["status"], swap["distribution"], swap["version"]) == (
+    assert (swap["kind"], swap["status"], norm(swap["distribution"]), swap["version"]) == (
         "mechanism", "ok", "pb-fake-swap", "1.2.3")
-    bad = [r for r in rows if r["distribution"] == "pb-fake-broken"][0]
+    bad = [r for r in rows if norm(r["distribution"]) == "pb-fake-broken"][0]
     assert bad["status"] == "broken" and "not_a_real_module_abc" in bad["reason"]
     assert {r["name"] for r in rows if r["status"] == "ok"} >= BUILTIN
 
@@ -205,4 +209,4 @@ def test_third_party_distribution_is_discovered_and_runnable(tmp_path: Path) -> 
     allowed = _privbench(["plugins", "--json"], site, {"PRIVBENCH_PLUGINS": "pb_fake_swap"})
     rows = json.loads(allowed.stdout)
     assert "swap_first_two" in {r["name"] for r in rows}
-    assert "pb-fake-broken" not in {r["distribution"] for r in rows}
+    assert "pb-fake-broken" not in {norm(r["distribution"]) for r in rows}
