@@ -114,3 +114,13 @@ def test_plugins_json(capsys) -> None:
     kinds = {"mechanism", "lp_backend", "dataset", "metric", "executor", "reporter"}
     assert all(r["kind"] in kinds for r in rows)
     assert all(r["status"] in {"ok", "unavailable", "broken"} for r in rows)
+
+
+def test_corrupt_database_is_reported_and_left_alone(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "notes.sqlite"
+    bad.write_text("these are my notes, not a database\n" * 50)
+    before = bad.read_bytes()
+    rc = main(["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1", "--db", str(bad)])
+    assert rc == 2
+    assert "cannot open results database" in capsys.readouterr().err
+    assert bad.read_bytes() == before
