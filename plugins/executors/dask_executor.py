@@ -13,12 +13,11 @@ Failure semantics, matching the ``process`` executor where Dask allows:
 
 * a run that raises, fails validation or times out gives a record with that status
   (``execute_run`` never raises);
-* a worker that dies mid-run (segfault, OOM kill, node loss) makes the scheduler
-  re-run the task elsewhere; the local cluster allows ``retries`` (default 1) such
-  re-runs, then the run is recorded as ``error`` with the reason. On an external
-  scheduler the number of re-runs is the scheduler's own
-  ``distributed.scheduler.allowed-failures`` (Dask's default is 3); it is reported
-  on stderr when it differs;
+* a worker that dies mid-run (segfault, OOM kill, node loss) gets the run re-submitted
+  ``retries`` times (default 1), then it is recorded as ``error`` with the reason. The
+  local cluster's scheduler is told not to re-run anything itself; an external
+  scheduler re-runs a task up to its own ``distributed.scheduler.allowed-failures``
+  (Dask's default: 3) before privbench hears of it, and those re-runs count;
 * runs are submitted one per worker thread at a time (``max_pending`` overrides), so a
   worker that dies holds only the run that killed it: Dask counts a death against every
   task queued on the worker, which would make innocent runs pay for a crashing one.
@@ -106,14 +105,10 @@ def run_on_worker(spec: dict[str, Any], timeout: float | None = None) -> dict[st
     return record
 
 
-def _describe_failure(exc: BaseException, retries: int | None) -> str:
-    from distributed import KilledWorker
-
-    if isinstance(exc, KilledWorker):
-        tries = f"{retries + 1} times" if retries is not None else "repeatedly"
-        return (f"worker lost mid-run {tries} (crash, out-of-memory kill or lost node); "
-                f"last on {getattr(exc, 'last_worker', None) and exc.last_worker.address}")
-    return f"dask task failed: {type(exc).__name__}: {exc}"
+def _lost_worker_text(attempts: int, exc: BaseException) -> str:
+    last = getattr(getattr(exc, "last_worker", None), "address", "?")
+    return (f"worker lost mid-run {attempts} times (crash, out-of-memory kill or lost node); "
+            f"last on {last}")
 
 
 class DaskExecutor(pb.Executor):
@@ -144,8 +139,9 @@ class DaskExecutor(pb.Executor):
                 raise pb.ValidationError(f"dask: {name} must be an integer >= {least}; "
                                          f"got {value!r}")
 
-    def _client(self, stack: ExitStack) -> tuple[Any, int | None]:
-        """Connect (or start a local cluster); returns the client and its re-run limit."""
+    def _client(self, stack: ExitStack) -> tuple[Any, int]:
+        """Connect (or start a local cluster); returns the client and the number of
+        attempts the scheduler itself makes before it reports a lost worker."""
         from distributed import Client, LocalCluster
 
         if self.scheduler:
@@ -156,60 +152,70 @@ class DaskExecutor(pb.Executor):
                     f"dask: cannot reach scheduler {self.scheduler}: {exc}") from None
             try:
                 allowed = int(client.run_on_scheduler(_allowed_failures))
-            except Exception:  # noqa: BLE001 - informational only
-                allowed = None
-            if allowed is not None and allowed != self.retries:
-                print(f"dask: scheduler {self.scheduler} re-runs a task up to {allowed} times when "
-                      f"its worker dies (distributed.scheduler.allowed-failures)", file=sys.stderr)
-            return client, allowed
+            except Exception:  # noqa: BLE001 - assume Dask's default
+                allowed = 3
+            if allowed > self.retries:
+                print(f"dask: scheduler {self.scheduler} re-runs a task up to {allowed} times "
+                      "when its worker dies (distributed.scheduler.allowed-failures); "
+                      f"privbench adds no retries of its own", file=sys.stderr)
+            return client, allowed + 1
+        # the scheduler gives up at the first loss; map_runs decides about retries
         cluster = stack.enter_context(LocalCluster(
             n_workers=int(self.workers or os.cpu_count() or 1),
             threads_per_worker=self.threads_per_worker, processes=True, host="127.0.0.1",
-            dashboard_address=None, scheduler_kwargs={"allowed_failures": self.retries},
+            dashboard_address=None, scheduler_kwargs={"allowed_failures": 0},
         ))
-        return stack.enter_context(Client(cluster)), self.retries
+        return stack.enter_context(Client(cluster)), 1
 
     def map_runs(self, specs: Iterable[dict[str, Any]], *, timeout: float | None
                  ) -> Iterator[dict[str, Any]]:
-        from distributed import as_completed
+        from distributed import KilledWorker, as_completed
 
         self._validate()
         specs = list(specs)
         if not specs:
             return
         with ExitStack() as stack:
-            client, allowed = self._client(stack)
+            client, per_kill = self._client(stack)
             batch = uuid.uuid4().hex[:8]
-            todo = iter(enumerate(specs))
-            futures: dict[Any, dict[str, Any]] = {}
+            queue: list[tuple[int, int]] = [(i, 0) for i in reversed(range(len(specs)))]
+            futures: dict[Any, tuple[int, int]] = {}
             stream = as_completed()
 
             def top_up() -> None:
                 """Keep one run per worker thread in flight (re-read as workers come and go)."""
                 window = self.max_pending or sum(client.nthreads().values())
-                while len(futures) < max(1, window):
-                    item = next(todo, None)
-                    if item is None:
-                        return
-                    i, spec = item
-                    future = client.submit(run_on_worker, spec, timeout, pure=False,
-                                           key=f"privbench-run-{batch}-{i}")
-                    futures[future] = spec
+                while queue and len(futures) < max(1, window):
+                    i, attempts = queue.pop()
+                    future = client.submit(run_on_worker, specs[i], timeout, pure=False,
+                                           key=f"privbench-run-{batch}-{i}-{attempts}")
+                    futures[future] = (i, attempts)
                     stream.add(future)
 
             top_up()
             for future in stream:
-                spec = futures.pop(future)
+                i, attempts = futures.pop(future)
+                record = None
                 if future.status == "finished":
                     record = future.result()
                 elif future.status == "error":
-                    record = failed_record(spec, "error",
-                                           _describe_failure(future.exception(), allowed))
+                    exc = future.exception()
+                    if isinstance(exc, KilledWorker):
+                        attempts += per_kill
+                        if attempts <= self.retries:
+                            queue.append((i, attempts))  # next in line: retried first
+                        else:
+                            record = failed_record(specs[i], "error",
+                                                   _lost_worker_text(attempts, exc))
+                    else:  # e.g. privbench missing or different on the worker
+                        record = failed_record(specs[i], "error", f"dask task failed: "
+                                               f"{type(exc).__name__}: {exc}")
                 else:  # cancelled: the scheduler went away or someone cancelled the key
-                    record = failed_record(spec, "error", f"dask task {future.status}")
+                    record = failed_record(specs[i], "error", f"dask task {future.status}")
                 future.release()
                 top_up()
-                yield record
+                if record is not None:
+                    yield record
 
     def map_tasks(self, func: Any, items: Iterable[Any]) -> list[Any]:
         self._validate()

@@ -1,0 +1,46 @@
+"""A test-only mechanism that kills the process running it, for the dask executor tests.
+
+Loaded in the test process and in Dask workers through ``PRIVBENCH_PLUGIN_MODULES``
+(the workers find it on ``PYTHONPATH``). Every attempt appends a line to a marker file,
+so the tests can count how often the scheduler re-ran a run.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import scipy.sparse as sp
+
+import privbench as pb
+
+
+class Crashy(pb.MappingMechanism):
+    """``mode``: ok (identity), die (always kill the worker), die_once (kill it once),
+    spin (loop in Python until interrupted)."""
+
+    name = "crashy"
+
+    def __init__(self, mode: str = "ok", marker: str = "") -> None:
+        self.mode = mode
+        self.marker = marker
+
+    def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
+              ) -> pb.MechanismResult:
+        attempts = 0
+        if self.marker:
+            path = Path(f"{self.marker}-{problem.n}-{delta}")
+            with path.open("a") as fh:
+                fh.write("attempt\n")
+            attempts = len(path.read_text().splitlines())
+        while self.mode == "spin":
+            time.sleep(0.01)
+        if self.mode == "die" or (self.mode == "die_once" and attempts == 1):
+            os._exit(13)
+        return self.result(sp.identity(problem.n, format="csc"))
+
+
+@pb.hookimpl
+def privbench_register_mechanisms() -> list[type]:
+    return [Crashy]
