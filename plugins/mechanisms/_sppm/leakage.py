@@ -1,0 +1,85 @@
+"""I(A; B̂) of a sparse mapping and the linear costs SPPM minimises.
+
+A mapping is stored as its active pairs: output ``rows[k]`` = i, input ``cols[k]`` = j,
+value ``x[k]`` = X[i, j]. Everything here is O(|A| (n + |V|)); no n x n array.
+
+Costs come from a *decoder* r(a | b̂_i). For every decoder and every feasible X,
+Gibbs' inequality gives ``f(X) >= Σ_ij X[i,j] c^r[i,j]`` with
+``c^r[i,j] = Σ_a p(a, b_j) log(r(a | b̂_i) / p(a))``, and equality when r is the
+posterior of X, in which case c^r is the gradient C = Lᵀ P of DESIGN.md. So the LP
+minimum of ⟨c^r, ·⟩ over the feasible set is a lower bound on the optimum for *any*
+r: the certified Frank-Wolfe gap.
+
+Two limits, documented because they are choices:
+
+* where p(a, b̂_i) = 0 < p(b̂_i) the gradient is -inf. We use the decoder
+  r = (1 - η) posterior + η p(a) (``POSTERIOR_FLOOR`` = η), so the cost is floored
+  at about log(η) instead, stays a valid lower-bound decoder, and differs from the
+  gradient by O(η) elsewhere;
+* at an output with no mass (p(b̂_i) = 0) the Frank-Wolfe direction uses the limit
+  of the gradient, κ_j = Σ_a p(a, b_j) log(p(a | b_j) / p(a)) (independent of i);
+  that is not a decoder, so certificates price those outputs with r = p(a), cost 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: η: weight of p(a) mixed into every posterior before taking logs (see module doc)
+POSTERIOR_FLOOR = 1e-12
+
+
+def output_joint(P: np.ndarray, rows: np.ndarray, cols: np.ndarray, x: np.ndarray,
+                 n: int) -> np.ndarray:
+    """Q[a, i] = p(a, b̂_i) = Σ_k P[a, cols[k]] x[k] over pairs with rows[k] = i."""
+    Q = np.empty((P.shape[0], n))
+    for a in range(P.shape[0]):
+        Q[a] = np.bincount(rows, weights=P[a, cols] * x, minlength=n)
+    np.maximum(Q, 0.0, out=Q)
+    return Q
+
+
+def leakage_nats(Q: np.ndarray, p_a: np.ndarray) -> float:
+    """I(A; B̂) in nats from Q[a, i] = p(a, b̂_i), with 0 log 0 = 0."""
+    q = Q.sum(axis=0)
+    mask = Q > 0
+    denom = (p_a[:, None] * q[None, :])[mask]
+    value = float(np.sum(Q[mask] * np.log(Q[mask] / denom)))
+    return max(value, 0.0)
+
+
+def decoder_logratios(Q: np.ndarray, p_a: np.ndarray, eta: float = POSTERIOR_FLOOR
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """L[a, i] = log(r(a | b̂_i) / p(a)) for the floored posterior r, and the empty outputs.
+
+    Rows of private values with p(a) = 0 are 0 (they never carry mass). Columns of
+    empty outputs are 0 (decoder r = p(a)); see the module docstring.
+    """
+    q = Q.sum(axis=0)
+    empty = q <= 0
+    safe_q = np.where(empty, 1.0, q)
+    post = Q / safe_q[None, :]
+    live = p_a > 0
+    L = np.zeros_like(Q)
+    r = (1.0 - eta) * post[live] + eta * p_a[live, None]
+    L[live] = np.log(r) - np.log(p_a[live])[:, None]
+    L[:, empty] = 0.0
+    return L, empty
+
+
+def limit_costs(P: np.ndarray, p_a: np.ndarray, p_b: np.ndarray) -> np.ndarray:
+    """κ_j = Σ_a p(a, b_j) log(p(a | b_j) / p(a)): the gradient at an output with no mass."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = P / (p_a[:, None] * p_b[None, :])
+        terms = np.where(P > 0, P * np.log(np.where(P > 0, ratio, 1.0)), 0.0)
+    return terms.sum(axis=0)
+
+
+def pair_costs(L: np.ndarray, P: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+               empty: np.ndarray, empty_cost: np.ndarray | None) -> np.ndarray:
+    """c[k] = Σ_a L[a, rows[k]] P[a, cols[k]]; at empty outputs ``empty_cost[cols[k]]``."""
+    c = np.einsum("ak,ak->k", L[:, rows], P[:, cols])
+    if empty_cost is not None and empty.any():
+        at_empty = empty[rows]
+        c[at_empty] = empty_cost[cols[at_empty]]
+    return c
