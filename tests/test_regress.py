@@ -50,6 +50,14 @@ def test_identical_stores_pass(tmp_path: Path, base_db: Path, capsys) -> None:
     assert "no change beyond the thresholds" in capsys.readouterr().out
 
 
+def test_table_shows_full_run_keys(tmp_path: Path, base_db: Path, capsys, monkeypatch) -> None:
+    """Run keys contain [params]; rich must not eat them as markup."""
+    monkeypatch.setenv("COLUMNS", "200")
+    new = store(tmp_path / "new.sqlite", record(0.5, mi_bits=0.9), record(1.0, mi_bits=0.2))
+    assert regress(base_db, new) == 1
+    assert "sppm[lp_backend=highs]|synthetic[m=3]|delta=0.5" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(("field", "value"), [
     ("mi_bits", 0.51),            # leaks 0.01 bit more
     ("gap_bits", 0.01),           # weaker certificate

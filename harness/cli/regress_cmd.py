@@ -220,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _print(changes: list[Change], base_label: str, new_label: str) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console()
@@ -232,6 +233,6 @@ def _print(changes: list[Change], base_label: str, new_label: str) -> None:
     colour = {"worse": "red", "better": "green", "missing": "yellow"}
     for c in changes:
         fmt = [f"{v:.6g}" if isinstance(v, float) else str(v) for v in (c.base, c.new)]
-        table.add_row(c.run_key, c.quantity, *fmt, c.describe(),
+        table.add_row(escape(c.run_key), c.quantity, *map(escape, fmt), c.describe(),
                       f"[{colour[c.verdict]}]{c.verdict}[/]")
     console.print(table)
