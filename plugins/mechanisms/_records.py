@@ -161,6 +161,22 @@ def prepare(problem: pb.PrivacyProblem, *, desired: Any, confidential: Any,
                       train=train, test=test, offset=offset)
 
 
+def min_norm_lstsq(Z: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Minimum-norm least squares W = argmin |Z W - Y|.
+
+    Tall matrices (many records, few features) go through the Gram matrix ZᵀZ and an
+    eigen-pseudo-inverse, much faster than an SVD of Z; exact collinearity (one-hot
+    dummies) gives eigenvalues at rounding level, which are dropped.
+    """
+    m, n = Z.shape
+    if m < 4 * n:
+        return np.linalg.lstsq(Z, Y, rcond=None)[0]
+    lam, V = np.linalg.eigh(Z.T @ Z)
+    keep = lam > max(lam.max(initial=0.0), 0.0) * n * 1e-13
+    V = V[:, keep]
+    return V @ ((V.T @ (Z.T @ Y)) / lam[keep][:, None])
+
+
 def fit_linear(X: np.ndarray, Y: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Least squares Y ≈ (X - offset) W + b (b = 0 when offset is zero: no intercept).
 
@@ -172,10 +188,10 @@ def fit_linear(X: np.ndarray, Y: np.ndarray, offset: np.ndarray) -> tuple[np.nda
     Z = X - offset
     if np.any(offset):
         b = Y.mean(axis=0)
-        W = np.linalg.lstsq(Z - Z.mean(axis=0), Y - b, rcond=None)[0]
+        W = min_norm_lstsq(Z - Z.mean(axis=0), Y - b)
         b = b - Z.mean(axis=0) @ W
     else:
-        W = np.linalg.lstsq(Z, Y, rcond=None)[0]
+        W = min_norm_lstsq(Z, Y)
         b = np.zeros(Y.shape[1])
     return W, b
 

@@ -37,7 +37,13 @@ def _data(result: pb.MechanismResult | None) -> dict[str, Any] | None:
 def _ols(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Least squares with an intercept: Y ≈ X W + b."""
     mx, my = X.mean(axis=0), Y.mean(axis=0)
-    W = np.linalg.lstsq(X - mx, Y - my, rcond=None)[0]
+    Z = X - mx
+    if Z.shape[0] < 4 * Z.shape[1]:
+        W = np.linalg.lstsq(Z, Y - my, rcond=None)[0]
+    else:  # tall: normal equations with an eigen pseudo-inverse (minimum norm, fast)
+        lam, V = np.linalg.eigh(Z.T @ Z)
+        keep = lam > max(lam.max(initial=0.0), 0.0) * Z.shape[1] * 1e-13
+        W = V[:, keep] @ ((V[:, keep].T @ (Z.T @ (Y - my))) / lam[keep][:, None])
     return W, my - mx @ W
 
 
