@@ -122,3 +122,49 @@ def distortion_ratio(curve: Curve | tuple[Sequence[float], Sequence[float]],
     if b == 0:
         return 1.0 if a == 0 else float("inf")
     return a / b
+
+
+#: mechanisms preferred as the reference of ratios, in order
+REFERENCE_ORDER = ("sppm", "optimal")
+
+
+def default_targets(prior_bits: float) -> list[float]:
+    """Leakage targets when none are given: a quarter and a tenth of I(A; B)."""
+    return [float(f"{prior_bits * f:.3g}") for f in (0.25, 0.1)]
+
+
+def pick_reference(labels: Sequence[str]) -> str | None:
+    """The mechanism other curves are compared with: sppm, else optimal, else the first."""
+    for name in REFERENCE_ORDER:
+        for label in sorted(labels):
+            if label == name or label.startswith(name + "["):
+                return label
+    return sorted(labels)[0] if labels else None
+
+
+@dataclass(frozen=True)
+class MechanismSummary:
+    """One row of a comparison table: a mechanism's curve read at matched points."""
+
+    label: str
+    points: int
+    leakage_at: dict[float, float | None]
+    distortion_for: dict[float, float | None]
+    ratio: dict[float, float | None]
+
+
+def summarise(curves: dict[str, Curve], *, targets: Sequence[float], budgets: Sequence[float],
+              reference: str | None) -> list[MechanismSummary]:
+    """Leakage at each budget, distortion for each target, and ratios to ``reference``."""
+    ref = curves.get(reference) if reference else None
+    rows = []
+    for label in sorted(curves):
+        c = curves[label]
+        rows.append(MechanismSummary(
+            label=label,
+            points=len(c),
+            leakage_at={b: leakage_at_distortion(c, b) for b in budgets},
+            distortion_for={t: distortion_for_leakage(c, t) for t in targets},
+            ratio={t: (distortion_ratio(c, ref, t) if ref is not None else None) for t in targets},
+        ))
+    return rows

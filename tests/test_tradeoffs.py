@@ -53,3 +53,18 @@ def test_ratio_between_mechanisms() -> None:
         == pytest.approx(8.0)
     assert distortion_ratio(EXP, ([0.0], [0.0]), 0.0) == math.inf
     assert distortion_ratio(([0.0, 0.1], [0.5, 0.4]), SPPM, 0.0) is None
+
+
+def test_summarise_and_reference() -> None:
+    from privbench.tradeoffs import default_targets, pick_reference, summarise
+
+    curves = {"expmec": Curve.from_points(*EXP), "sppm[L=100]": Curve.from_points(*SPPM)}
+    assert pick_reference(list(curves)) == "sppm[L=100]"
+    assert pick_reference(["expmec", "identity"]) == "expmec"
+    assert default_targets(0.5) == [0.125, 0.05]
+    rows = summarise(curves, targets=[0.1], budgets=[0.1], reference="sppm[L=100]")
+    by = {r.label: r for r in rows}
+    assert by["expmec"].ratio[0.1] == pytest.approx(10.0)
+    assert by["sppm[L=100]"].ratio[0.1] == pytest.approx(1.0)
+    assert by["expmec"].leakage_at[0.1] == pytest.approx(0.3)
+    assert by["sppm[L=100]"].leakage_at[0.1] == pytest.approx(0.0)

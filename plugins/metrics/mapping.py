@@ -94,8 +94,8 @@ class RecommendationRMSE(pb.Metric):
     needs = frozenset({"mapping"})
     default = False
 
-    def __init__(self, folds: int = 5, holdout: float = 0.1, rank: int = 10,
-                 reg: float = 5.0, iters: int = 15) -> None:
+    def __init__(self, folds: int = 5, holdout: float = 0.1, rank: int = 8,
+                 reg: float = 5.0, iters: int = 10) -> None:
         self.folds = folds
         self.holdout = holdout
         self.rank = rank
@@ -106,11 +106,37 @@ class RecommendationRMSE(pb.Metric):
         return super().applies(problem, result) and "ratings" in problem.extras \
             and problem.records is not None
 
-    def released_ratings(self, problem: pb.PrivacyProblem, mapping: Any,
+    @staticmethod
+    def normalised(problem: pb.PrivacyProblem) -> tuple[pd.DataFrame, np.ndarray | None]:
+        """Ratings as (user = record row, item = 0..m-1, rating) and item features aligned.
+
+        Accepts ``user``/``item`` columns or ``user_id``/``item_id`` ones (users matched on
+        ``records["user_id"]``); features from ``item_features`` (rows = item ids, or a
+        DataFrame indexed by item id) or MovieLens' ``item_genres``.
+        """
+        raw = problem.extras["ratings"]
+        if "user" in raw:
+            users = raw["user"].to_numpy(np.int64)
+        else:
+            users = pd.Index(problem.records["user_id"]).get_indexer(raw["user_id"])
+        item_col = raw["item"] if "item" in raw else raw["item_id"]
+        items, uniques = pd.factorize(item_col, sort=True)
+        ratings = pd.DataFrame({"user": users, "item": items,
+                                "rating": raw["rating"].to_numpy(float)})
+        ratings = ratings[ratings["user"] >= 0].reset_index(drop=True)
+        feats = problem.extras.get("item_features", problem.extras.get("item_genres"))
+        if feats is None:
+            return ratings, None
+        if isinstance(feats, pd.DataFrame):
+            return ratings, feats.reindex(uniques).fillna(0).to_numpy()
+        return ratings, np.asarray(feats)[np.asarray(uniques, dtype=np.int64)]
+
+    def released_ratings(self, problem: pb.PrivacyProblem, ratings: pd.DataFrame,
+                         item_features: np.ndarray | None, mapping: Any,
                          rng: np.random.Generator) -> pd.DataFrame:
+        """Sample every covered user's released symbol, then release ratings to match it."""
         from ._recommender import release_by_features
 
-        ratings = problem.extras["ratings"]
         symbols = problem.records["symbol"].to_numpy(np.int64)
         released = symbols.copy()
         inside = symbols >= 0
@@ -118,19 +144,18 @@ class RecommendationRMSE(pb.Metric):
         rule = problem.extras.get("release_ratings")
         if rule is not None:
             return rule(ratings, problem.records, released, rng)
-        if "item_features" not in problem.extras:
+        if item_features is None:
             raise pb.ValidationError("recommendation_rmse needs extras['release_ratings'] or "
-                                     "extras['item_features'] from the dataset")
+                                     "item features (extras['item_features']) from the dataset")
         points = np.asarray(getattr(problem.distortion, "points", symbol_codes(problem)[0]))
-        return release_by_features(ratings, symbols, released, points,
-                                   problem.extras["item_features"], rng)
+        return release_by_features(ratings, symbols, released, points, item_features, rng)
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         from ._recommender import fit_predict
 
         rng = rng_for(seed, 4)
-        ratings = problem.extras["ratings"][["user", "item", "rating"]].reset_index(drop=True)
-        released = self.released_ratings(problem, result.mapping, rng)
+        ratings, item_features = self.normalised(problem)
+        released = self.released_ratings(problem, ratings, item_features, result.mapping, rng)
         users = ratings["user"].unique()
         fold_of = dict(zip(rng.permutation(users), np.arange(users.size) % self.folds,
                            strict=True))

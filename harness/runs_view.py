@@ -1,0 +1,43 @@
+"""Read-only views of the results store shared by ``privbench report`` and ``compare``.
+
+Reports only read SQLite (DESIGN.md, "one direction"); this module turns the ``runs``
+table into a DataFrame with two derived columns: ``label`` (the mechanism with the
+parameters the user gave, e.g. ``sppm[L=100]``, which names a curve) and ``instance``
+(the data set as loaded, e.g. ``census[top_k=300]``, which names a section).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .store import open_existing
+from .tradeoffs import Curve
+
+
+def _fmt(name: str, params: dict[str, Any]) -> str:
+    inner = ",".join(f"{k}={params[k]}" for k in sorted(params or {}))
+    return f"{name}[{inner}]" if inner else name
+
+
+def load_runs(db_path: str | Path) -> pd.DataFrame:
+    """The last run of every run key, with ``label`` and ``instance`` columns."""
+    with open_existing(db_path) as store:
+        df = store.frame(latest=True)
+    if df.empty:
+        return df.assign(label=pd.Series(dtype=str), instance=pd.Series(dtype=str))
+    df["label"] = [_fmt(m, p) for m, p in zip(df["mechanism"], df["params"], strict=True)]
+    df["instance"] = [
+        (m or {}).get("dataset_name") or _fmt(d, p)
+        for d, p, m in zip(df["dataset"], df["dataset_params"], df["metrics"], strict=True)
+    ]
+    return df
+
+
+def curves_of(df: pd.DataFrame) -> dict[str, Curve]:
+    """Pareto curves (distortion, I(A; B̂)) of the ``ok`` runs, one per label."""
+    ok = df[(df["status"] == "ok") & df["mi_bits"].notna() & df["distortion"].notna()]
+    return {label: Curve.from_points(g["distortion"], g["mi_bits"])
+            for label, g in ok.groupby("label", sort=True)}
