@@ -1,0 +1,86 @@
+"""``privbench compare``: mechanisms side by side at matched distortion and matched leakage.
+
+For every data set in the store, each mechanism's (E[d], I(A; B̂)) points become a Pareto
+curve (``privbench.tradeoffs``); the table shows the leakage each reaches within the given
+budgets, the distortion each needs to bring the leakage below the targets, and that
+distortion as a multiple of the reference mechanism's ("expmec needs 8x sppm").
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import ValidationError
+from ..runs_view import curves_of, load_runs
+from ..store import DEFAULT_DB
+from ..tradeoffs import default_targets, pick_reference, summarise
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compare", help="table of mechanisms at matched distortion and leakage")
+    p.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results store (default {DEFAULT_DB})")
+    p.add_argument("--dataset", help="only data sets whose name contains this text")
+    p.add_argument("--target", type=float, action="append", metavar="BITS",
+                   help="leakage target I(A;B̂) <= BITS (repeatable; default 25%% and 10%% of I(A;B))")
+    p.add_argument("--budget", type=float, action="append", metavar="DELTA",
+                   help="distortion budget (repeatable; default: the middle stored Δ)")
+    p.add_argument("--reference", help="mechanism label for ratios (default sppm, else optimal)")
+    p.set_defaults(func=run)
+
+
+def _f(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return "inf" if v == float("inf") else f"{v:.4g}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    df = load_runs(args.db)
+    ok = df[df["status"] == "ok"] if not df.empty else df
+    if args.dataset:
+        ok = ok[ok["instance"].str.contains(args.dataset, regex=False)]
+    if ok.empty:
+        raise ValidationError(f"no ok runs in {args.db}" + (f" matching {args.dataset!r}"
+                                                             if args.dataset else ""))
+    console = Console()
+    for instance, g in ok.groupby("instance", sort=True):
+        curves = curves_of(g)
+        prior = float(g["prior_mi_bits"].dropna().iloc[0]) if g["prior_mi_bits"].notna().any() else 0.0
+        targets = args.target or default_targets(prior)
+        deltas = sorted(g["delta"].unique())
+        budgets = args.budget or [float(deltas[len(deltas) // 2])]
+        ref = args.reference or pick_reference(list(curves))
+        if ref not in curves:
+            raise ValidationError(f"reference {ref!r} has no runs on {instance}; "
+                                  f"have: {', '.join(curves)}")
+        rows = summarise(curves, targets=targets, budgets=budgets, reference=ref)
+        table = Table(title=escape(f"{instance}: n = {int(g['n'].max())}, I(A;B) = {prior:.4g} bits"))
+        table.add_column("mechanism")
+        table.add_column("points", justify="right")
+        for b in budgets:
+            table.add_column(escape(f"I at Δ≤{b:g}"), justify="right")
+        for t in targets:
+            table.add_column(escape(f"E[d] for I≤{t:g}"), justify="right")
+            table.add_column(escape(f"× {ref}"), justify="right")
+        for r in rows:
+            cells = [escape(r.label), str(r.points), *(_f(r.leakage_at[b]) for b in budgets)]
+            for t in targets:
+                cells += [_f(r.distortion_for[t]), _f(r.ratio[t])]
+            table.add_row(*cells)
+        console.print(table)
+        for r in rows:
+            for t in targets:
+                ratio = r.ratio[t]
+                if r.label != ref and ratio is not None and ratio != float("inf"):
+                    console.print(escape(f"  {r.label} needs {ratio:.2g}x the distortion of {ref} "
+                                  f"to bring I(A;B̂) to {t:g} bits"), highlight=False)
+        missing = [r.label for r in rows for t in targets if r.distortion_for[t] is None]
+        if missing:
+            console.print(f"  [dim]'-': target not reached within the measured budgets "
+                          f"({escape(', '.join(sorted(set(missing))))})[/]")
+    return 0

@@ -1,0 +1,168 @@
+"""The papers' figures drawn from stored runs (matplotlib, Agg backend, PNG bytes).
+
+Each function takes the ``ok`` runs of one data set as a DataFrame (columns of the
+store plus ``label``) and returns PNG bytes, or None when the runs hold nothing to
+draw. Figure numbers refer to the SPPM paper.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: attack keys drawn as ROC curves, in order, with their titles
+ROC_KINDS = (("nb", "Naive Bayes"), ("lr", "Logistic regression"),
+             ("posterior", "Bayes-optimal (exact posterior)"))
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    _plt().close(fig)
+    return buf.getvalue()
+
+
+def _metric(df: pd.DataFrame, key: str) -> pd.Series:
+    return df["metrics"].map(lambda m: (m or {}).get(key))
+
+
+def pick_budgets(deltas: list[float], count: int = 3) -> list[float]:
+    """Small, middle and large budgets among the stored ones (0 left out when possible)."""
+    d = sorted(set(float(x) for x in deltas))
+    if len([x for x in d if x > 0]) >= count:
+        d = [x for x in d if x > 0]
+    if len(d) <= count:
+        return d
+    return [d[0], d[len(d) // 2], d[-1]]
+
+
+def privacy_distortion(df: pd.DataFrame, title: str) -> bytes | None:
+    """Figure 2: I(A; B̂) against E[d] for every mechanism, with the prior leakage."""
+    pts = df.dropna(subset=["mi_bits", "distortion"])
+    if pts.empty:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, g in pts.groupby("label", sort=True):
+        g = g.sort_values(["delta", "distortion"])
+        ax.plot(g["distortion"], g["mi_bits"], marker="o", ms=3, label=label)
+    prior = pts["prior_mi_bits"].dropna()
+    if not prior.empty:
+        ax.axhline(float(prior.iloc[0]), color="grey", ls=":", lw=1, label="I(A;B), no mapping")
+    ax.set_xlabel("distortion E[d(B, B̂)]")
+    ax.set_ylabel("leakage I(A; B̂) [bits]")
+    ax.set_title(f"Privacy-distortion trade-off: {title}")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def roc_panels(df: pd.DataFrame, title: str) -> list[tuple[str, bytes]]:
+    """Figures 3 and 4: ROC curves of each stored attack at three budgets."""
+    out = []
+    for kind, name in ROC_KINDS:
+        rocs = df.assign(roc=_metric(df, f"{kind}_roc"), auc=_metric(df, f"{kind}_auc"))
+        rocs = rocs[rocs["roc"].notna()]
+        if rocs.empty:
+            continue
+        budgets = pick_budgets(rocs["delta"].tolist())
+        plt = _plt()
+        fig, axes = plt.subplots(1, len(budgets), figsize=(4.2 * len(budgets), 4), squeeze=False)
+        for ax, delta in zip(axes[0], budgets, strict=True):
+            at = rocs[np.isclose(rocs["delta"], delta)]
+            for label, g in at.groupby("label", sort=True):
+                r = g.iloc[-1]
+                ax.plot(r["roc"]["fpr"], r["roc"]["tpr"], label=f"{label} (AUC {r['auc']:.3f})")
+            ax.plot([0, 1], [0, 1], color="grey", ls=":", lw=1)
+            ax.set_title(f"Δ = {delta:g}")
+            ax.set_xlabel("false positive rate")
+            ax.set_ylabel("true positive rate")
+            ax.set_aspect("equal")
+            ax.legend(fontsize=7, loc="lower right")
+        fig.suptitle(f"ROC, {name}: {title}")
+        out.append((kind, _png(fig)))
+    return out
+
+
+def mapping_behaviour(df: pd.DataFrame, title: str) -> bytes | None:
+    """Figure 5: P(mapped to the k-th closest symbol), mean ± standard error, mid budget."""
+    rows = df.assign(mean=_metric(df, "behaviour_mean"), se=_metric(df, "behaviour_se"))
+    rows = rows[rows["mean"].notna()]
+    if rows.empty:
+        return None
+    budgets = pick_budgets(rows["delta"].tolist())
+    delta = budgets[len(budgets) // 2]
+    at = rows[np.isclose(rows["delta"], delta)]
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, g in at.groupby("label", sort=True):
+        r = g.iloc[-1]
+        k = np.arange(1, len(r["mean"]) + 1)
+        ax.errorbar(k, r["mean"], yerr=r["se"], marker="o", ms=3, capsize=2, label=label)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("k (1 = the symbol itself)")
+    ax.set_ylabel("P(b̂ = k-th closest symbol to b)")
+    ax.set_title(f"Mapping behaviour at Δ = {delta:g}: {title}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def runtime_vs_size(df: pd.DataFrame, title: str) -> bytes | None:
+    """Figure 6: median runtime against alphabet size n, per mechanism (log-log)."""
+    pts = df.dropna(subset=["runtime_s", "n"])
+    if pts.empty or pts["n"].nunique() < 2:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, g in pts.groupby("label", sort=True):
+        med = g.groupby("n")["runtime_s"].median().sort_index()
+        ax.plot(med.index, med.to_numpy(), marker="o", ms=3, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("alphabet size n")
+    ax.set_ylabel("runtime [s] (median over budgets)")
+    ax.set_title(f"Runtime vs alphabet size: {title}")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def support_histogram(df: pd.DataFrame, title: str) -> bytes | None:
+    """Figure 7: how many symbols have a support of each size, sparse mappings at mid budget."""
+    rows = df.assign(hist=_metric(df, "support_hist"))
+    rows = rows[rows["hist"].notna() & (rows["support_max"] < rows["n"])]
+    if rows.empty:
+        return None
+    budgets = pick_budgets(rows["delta"].tolist())
+    delta = budgets[len(budgets) // 2]
+    at = rows[np.isclose(rows["delta"], delta)]
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    groups = list(at.groupby("label", sort=True))
+    width = 0.8 / max(1, len(groups))
+    for g_idx, (label, g) in enumerate(groups):
+        hist = {int(k): int(v) for k, v in g.iloc[-1]["hist"].items()}
+        sizes = np.array(sorted(hist))
+        ax.bar(sizes + (g_idx - (len(groups) - 1) / 2) * width, [hist[s] for s in sizes],
+               width=width, label=f"{label} (max {sizes.max()})")
+    ax.set_xlabel("support size of p(b̂ | b)")
+    ax.set_ylabel("number of symbols b")
+    ax.set_title(f"Support sizes at Δ = {delta:g}: {title} (n = {int(at['n'].iloc[0])})")
+    ax.legend(fontsize=8)
+    return _png(fig)
