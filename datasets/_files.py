@@ -284,12 +284,12 @@ def fetch(spec: FileSpec, *, force: bool = False, progress: bool = True,
 def _progress_bar(total: int | None, label: str, enabled: bool) -> Any:
     if not enabled:
         return None
+    import rich.progress as rp
     from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
-                   TransferSpeedColumn(), TimeRemainingColumn(),
-                   console=Console(stderr=True), transient=False)
+    bar = rp.Progress(rp.TextColumn("[bold]{task.description}"), rp.BarColumn(),
+                      rp.DownloadColumn(), rp.TransferSpeedColumn(), rp.TimeRemainingColumn(),
+                      console=Console(stderr=True), transient=False)
     bar.start()
     bar.add_task(label, total=total)
     return bar
