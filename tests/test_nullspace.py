@@ -179,3 +179,54 @@ def test_seeded_split_is_reproducible():
     b = pb.get_mechanism("nullspace").solve(problem, 0.01, seed=7).records
     np.testing.assert_array_equal(a["test"], b["test"])
     np.testing.assert_array_equal(a["released"], b["released"])
+
+
+def test_linear_gaussian_generator():
+    a = pb.load_dataset("linear_gaussian", n_samples=50, n_features=5, n_labels=3, seed=2)
+    b = pb.load_dataset("linear_gaussian", n_samples=50, n_features=5, n_labels=3, seed=2)
+    c = pb.load_dataset("linear_gaussian", n_samples=50, n_features=5, n_labels=3, seed=3)
+    np.testing.assert_array_equal(a.features, b.features)
+    assert not np.array_equal(a.features, c.features)
+    assert a.features.shape == (50, 5)
+    assert a.extras["desired"] == ["y0"] and a.extras["confidential"] == ["y1", "y2"]
+    # the labels are linear in the features up to the noise
+    Y = a.records[["y0", "y1", "y2"]].to_numpy()
+    resid = Y - a.features @ a.extras["true_weights"]
+    assert resid.std() == pytest.approx(0.1, rel=0.3)
+    # the prior counts every record once
+    assert a.joint.sum() == pytest.approx(1.0)
+    with pytest.raises(pb.ValidationError, match="n_desired"):
+        pb.load_dataset("linear_gaussian", n_labels=2, n_desired=2)
+    with pytest.raises(pb.ValidationError, match="spectrum_decay"):
+        pb.load_dataset("linear_gaussian", spectrum_decay=0)
+
+
+def test_runs_through_the_runner(host):
+    from privbench.runner import RunSpec, execute_run
+
+    rec = execute_run(RunSpec("nullspace", "linear_gaussian", 0.05, {"variant": 2},
+                              {"n_samples": 300, "seed": 1}, seed=0))
+    assert rec["status"] == "ok", rec["error"]
+    assert rec["metrics"]["e_utility_max"] <= 0.05
+    assert rec["distortion"] == pytest.approx(rec["metrics"]["e_utility"])
+    skipped = execute_run(RunSpec("nullspace", "synthetic", 0.05, {}, {"m": 2}))
+    assert skipped["status"] == "skip" and "features" in skipped["error"]
+
+
+@pytest.mark.realdata
+def test_census_runs_with_targets_from_the_records(real_data_dir, host, monkeypatch):
+    from privbench.runner import RunSpec, execute_run
+
+    monkeypatch.setenv("PRIVBENCH_DATA_DIR", str(real_data_dir))
+    params = {"variant": 2, "desired": "education-num;hours-per-week", "confidential": "private"}
+    rec = execute_run(RunSpec("nullspace", "census", 0.1, params, {"top_k": 300}, seed=0))
+    assert rec["status"] == "ok", rec["error"]
+    m = rec["metrics"]
+    assert m["e_utility_max"] <= 0.1 and m["e_utility_within_budget"] == 1.0
+    assert m["n_features"] == 94 and m["null_space_dim"] == 92
+    # Theorem 4: against the cleaner's own estimate of A_c the adversary is reduced to
+    # (no better than) the mean prediction on every test record
+    assert m["complete_privacy_rate"] == 1.0
+    assert 0 < m["complete_privacy_rate_attack"] < 1
+    skipped = execute_run(RunSpec("nullspace", "census", 0.1, {}, {"top_k": 300}))
+    assert skipped["status"] == "skip" and "desired" in skipped["error"]

@@ -145,3 +145,23 @@ def test_census_with_sppm_or_expmec(real_data_dir):
     assert mi == pytest.approx(res.stats["inner_mi_bits"], abs=1e-8)
     assert M.expected_distortion(problem, X) <= 0.5 + res.stats["radius"] + 1e-9
     assert mi < problem.prior_mi_bits
+
+
+@pytest.mark.skipif("optimal" not in INNERS, reason="the optimal mechanism is not available")
+def test_optimal_inner_reaches_perfect_privacy_where_a_constant_mapping_fits():
+    """An independent check of the inner solve: releasing one representative c for every
+    input has distortion Σ_c' q(c') d(c, c') and leaks nothing, so at that budget the
+    optimum - and by Theorem 1 the composed mapping - leaks 0 bits."""
+    problem = hamming_problem(bits=4, k=2, seed=6)
+    mech = pb.get_mechanism("quantized", n_clusters=4, inner="optimal")
+    q = mech.quantize(problem)
+    D = problem.distortion.block(q.centers, q.centers)
+    mass = aggregate(problem.joint, q).sum(axis=0)
+    delta = float((D @ mass).min())
+    res = mech.solve(problem, delta)
+    assert M.mutual_information(problem, res.mapping) == pytest.approx(0.0, abs=1e-6)
+    assert M.mutual_information(problem, res.mapping) == pytest.approx(
+        res.stats["inner_mi_bits"], abs=1e-10)
+    # and below that budget some leakage remains but never more than the quantized prior
+    tight = mech.solve(problem, 0.0)
+    assert tight.stats["inner_mi_bits"] == pytest.approx(res.stats["quantized_prior_mi_bits"])
