@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 import privbench as pb
 
-from ._sppm.frank_wolfe import solve_sppm
+from ._sppm.frank_wolfe import VARIANTS, solve_sppm
 
 
 class SPPM(pb.MappingMechanism):
@@ -26,11 +26,13 @@ class SPPM(pb.MappingMechanism):
     parameters = {"iterations": [100], "lp_backend": ["highs"]}
     test_parameters = {"iterations": [30], "lp_backend": ["highs", "scipy"]}
 
-    def __init__(self, iterations: int = 100, tol: float = 1e-4, lp_backend: str = "highs"
-                 ) -> None:
+    def __init__(self, iterations: int = 100, tol: float = 1e-4, lp_backend: str = "highs",
+                 variant: str = "pairwise", corrective_steps: int = 10) -> None:
         self.iterations = iterations
         self.tol = tol
         self.lp_backend = lp_backend
+        self.variant = variant
+        self.corrective_steps = corrective_steps
 
     def _check_params(self) -> None:
         if not isinstance(self.iterations, numbers.Integral) or isinstance(self.iterations, bool) \
@@ -39,6 +41,13 @@ class SPPM(pb.MappingMechanism):
                 f"sppm: iterations must be an integer >= 0; got {self.iterations!r}")
         if not isinstance(self.tol, numbers.Real) or not math.isfinite(self.tol) or self.tol < 0:
             raise pb.ValidationError(f"sppm: tol must be a finite number >= 0; got {self.tol!r}")
+        if self.variant not in VARIANTS:
+            raise pb.ValidationError(f"sppm: variant must be one of {', '.join(VARIANTS)}; "
+                                     f"got {self.variant!r}")
+        if not isinstance(self.corrective_steps, numbers.Integral) \
+                or isinstance(self.corrective_steps, bool) or self.corrective_steps < 0:
+            raise pb.ValidationError(f"sppm: corrective_steps must be an integer >= 0; got "
+                                     f"{self.corrective_steps!r}")
 
     def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
               ) -> pb.MechanismResult:
@@ -46,7 +55,8 @@ class SPPM(pb.MappingMechanism):
         delta = problem.check_delta(delta)
         backend = pb.get_lp_backend(str(self.lp_backend))
         out = solve_sppm(problem, delta, backend, iterations=int(self.iterations),
-                         tol=float(self.tol))
+                         tol=float(self.tol), variant=str(self.variant),
+                         corrective_steps=int(self.corrective_steps))
         keep = out.x > 0
         X = sp.csc_array((out.x[keep], (out.rows[keep], out.cols[keep])),
                          shape=(problem.n, problem.n))

@@ -47,6 +47,6 @@ def exact_line_search(Q: np.ndarray, Q_new: np.ndarray, p_a: np.ndarray, gamma_m
                 lo = mid
         gamma = lo if lo > 0 else hi
     f = leakage_nats(np.maximum(Q + gamma * dQ, 0.0), p_a)
-    if f > f0:
+    if f > f0 + 4 * np.finfo(float).eps * max(1.0, abs(f0)):
         return 0.0, f0
     return gamma, f
