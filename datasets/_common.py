@@ -85,7 +85,11 @@ class FileBackedAdapter(pb.DatasetAdapter):
 
     def fetch(self, force: bool = False, progress: bool = True) -> dict[str, Any]:
         """Download the official files into the cache (verified copies are kept)."""
-        results = _files.fetch(self.file_spec(), force=force, progress=progress)
+        spec = self.file_spec()
+        try:
+            results = _files.fetch(spec, force=force, progress=progress)
+        except pb.DataError as exc:
+            raise pb.DataError(f"{exc}\n{spec.how_to}") from None
         return {"name": self.name, "cache_dir": str(_files.cache_dir()), "files": results,
                 "fetched": any(r["downloaded"] for r in results)}
 

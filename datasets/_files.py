@@ -307,6 +307,7 @@ def download(remote: Remote, target: Path, *, progress: bool = True,
     :raises DataError: naming the URL and what went wrong.
     """
     opener = opener or urllib.request.urlopen
+    made = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     tmp = Path(tmp_name)
@@ -354,6 +355,11 @@ def download(remote: Remote, target: Path, *, progress: bool = True,
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
+        for folder in made:  # folders this call created, innermost first
+            try:
+                folder.rmdir()
+            except OSError:
+                break
         raise
     finally:
         if bar is not None:

@@ -1,0 +1,276 @@
+"""Bring your own data: any table in a delimited text file.
+
+One row per user, a header row naming the columns. ``private`` names the column to
+protect (at least two values); ``public`` the released columns (default: every other
+column). Numeric public columns can be bucketed (``bins=5`` for all of them, or
+``bins="age:5;hours:4"`` / a dict per column; ``bin_strategy=quantile|uniform``). The
+alphabet is the set of distinct public profiles, most frequent first, cut to ``top_k``;
+the distortion is ``hamming`` (number of differing columns), or ``l1``, ``l2``, ``sq_l2``
+on the numeric values (bucketed columns use their bucket midpoints). Missing values
+(empty, NA, ?) drop the row (``missing=drop``), count as a value of their own
+(``missing=keep``, Hamming only) or are an error (``missing=error``).
+
+Example: ``privbench run -m expmec -d csv:path=people.csv,private=income,
+public=[age;education],bins=age:4,top_k=50 --delta 0.5``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import privbench as pb
+
+from ._alphabet import build_alphabet, check_private, one_hot, parse_top_k, prior_summary
+from ._common import AttributeTableMixin, check_choice
+
+DISTORTIONS = ("hamming", "l1", "l2", "sq_l2")
+MISSING_MARKERS = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "?")
+MISSING_LABEL = "<missing>"
+
+
+def _names(value: Any, param: str) -> list[str] | None:
+    """A column list from a list, or a string separated by ';' (or ',')."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        parts = value.replace(",", ";").split(";")
+    elif isinstance(value, list | tuple):
+        parts = [p for item in value for p in str(item).replace(",", ";").split(";")]
+    else:
+        raise pb.ValidationError(f"csv: {param} must be a column name or a list of names; "
+                                 f"got {value!r}")
+    names = [p.strip() for p in parts if p.strip()]
+    if not names:
+        raise pb.ValidationError(f"csv: {param} names no column")
+    return names
+
+
+def _bins(value: Any, public: list[str]) -> dict[str, int]:
+    """``bins`` as {column: number of buckets}."""
+    if value is None:
+        return {}
+    if isinstance(value, bool):
+        raise pb.ValidationError(f"csv: bins must be an integer or 'column:n;...'; got {value!r}")
+    if isinstance(value, int):
+        spec: dict[str, Any] = {"*": value}
+    elif isinstance(value, dict):
+        spec = dict(value)
+    elif isinstance(value, str | list | tuple):
+        items = value.replace(",", ";").split(";") if isinstance(value, str) else list(value)
+        spec = {}
+        for item in items:
+            col, sep, n = str(item).rpartition(":")
+            if not sep or not col.strip():
+                raise pb.ValidationError(
+                    f"csv: bins item {item!r} must read column:number (e.g. age:5)")
+            spec[col.strip()] = n.strip()
+    else:
+        raise pb.ValidationError(f"csv: bins must be an integer or 'column:n;...'; got {value!r}")
+    out = {}
+    for col, n in spec.items():
+        try:
+            k = int(n)
+        except (TypeError, ValueError):
+            k = 0
+        if k < 2:
+            raise pb.ValidationError(f"csv: bins for {col!r} must be an integer >= 2; got {n!r}")
+        if col != "*" and col not in public:
+            raise pb.ValidationError(f"csv: bins names {col!r}, which is not a public column "
+                                     f"({', '.join(public)})")
+        out[col] = k
+    return out
+
+
+class CSVTable(AttributeTableMixin, pb.DatasetAdapter):
+    name = "csv"
+    description = "your own table: a private column, public columns, a distortion"
+    source = "a delimited text file you provide (path=...)"
+    licence = "whatever applies to your file"
+
+    def __init__(self, path: str | None = None, private: str | None = None,
+                 public: list[str] | str | None = None, bins: Any = None,
+                 bin_strategy: str = "quantile", top_k: int | str = "all",
+                 distortion: str = "hamming", missing: str = "drop", sep: str = ",",
+                 encoding: str = "utf-8") -> None:
+        self.path = path
+        self.private = private
+        self.public = public
+        self.bins = bins
+        self.bin_strategy = bin_strategy
+        self.top_k = top_k
+        self.distortion = distortion
+        self.missing = missing
+        self.sep = sep
+        self.encoding = encoding
+
+    def read(self) -> pd.DataFrame:
+        """The file as strings (missing values as NaN); parse errors name file and line."""
+        if not self.path:
+            raise pb.ValidationError("csv: path=FILE is required")
+        path = Path(self.path).expanduser()
+        if not path.is_file():
+            raise pb.DataError(f"csv: {path} does not exist or is not a file")
+        sep = "\t" if self.sep in ("tab", "\\t") else self.sep
+        try:
+            frame = pd.read_csv(path, sep=sep, dtype=str, encoding=self.encoding,
+                                keep_default_na=False, na_values=list(MISSING_MARKERS),
+                                skipinitialspace=True, engine="c")
+        except pd.errors.EmptyDataError:
+            raise pb.DataError(f"csv: {path} is empty; expected a header row and one row "
+                               "per user") from None
+        except pd.errors.ParserError as exc:
+            detail = str(exc).replace("Error tokenizing data. C error: ", "").strip()
+            raise pb.DataError(f"csv: {path}: {detail} (line numbers count the header "
+                               "as line 1)") from None
+        except UnicodeDecodeError as exc:
+            raise pb.DataError(f"csv: {path} is not valid {self.encoding} text ({exc.reason}); "
+                               "pass encoding=latin-1 or the file's encoding") from None
+        except (OSError, LookupError) as exc:
+            raise pb.DataError(f"csv: cannot read {path}: {exc}") from None
+        frame.columns = [str(c).strip() for c in frame.columns]
+        dup = frame.columns[frame.columns.duplicated()].tolist()
+        if dup:
+            raise pb.DataError(f"csv: {path}: duplicate column name(s) {', '.join(dup)}")
+        return frame
+
+    def load(self) -> pb.PrivacyProblem:
+        distortion = check_choice(self.name, "distortion", self.distortion, DISTORTIONS)
+        missing = check_choice(self.name, "missing", self.missing, ("drop", "keep", "error"))
+        strategy = check_choice(self.name, "bin_strategy", self.bin_strategy,
+                                ("quantile", "uniform"))
+        top_k = parse_top_k(self.top_k, dataset=self.name)
+        if not self.private or not isinstance(self.private, str):
+            raise pb.ValidationError("csv: private=COLUMN is required (the attribute to hide)")
+        frame = self.read()
+        columns = list(frame.columns)
+        private_col = self.private.strip()
+        if private_col not in columns:
+            raise pb.ValidationError(f"csv: unknown private column {private_col!r} in "
+                                     f"{self.path}; columns: {', '.join(columns)}")
+        public = _names(self.public, "public") or [c for c in columns if c != private_col]
+        unknown = [c for c in public if c not in columns]
+        if unknown:
+            raise pb.ValidationError(f"csv: unknown public column(s) {', '.join(unknown)} in "
+                                     f"{self.path}; columns: {', '.join(columns)}")
+        if private_col in public:
+            raise pb.ValidationError(f"csv: column {private_col!r} cannot be both private and "
+                                     "public")
+        if not public:
+            raise pb.ValidationError("csv: no public column left; name some with public=")
+        bins = _bins(self.bins, public)
+        used = frame[[private_col, *public]]
+        has_missing = used.isna().any(axis=1).to_numpy()
+        if has_missing.any() and (missing == "error" or distortion != "hamming"
+                                  and missing == "keep"):
+            r = int(np.flatnonzero(has_missing)[0])
+            col = next(c for c in (private_col, *public) if pd.isna(used.iloc[r][c]))
+            raise pb.DataError(
+                f"csv: {self.path}, line {r + 2}: missing value in column {col!r}"
+                + ("" if missing == "error" else
+                   f"; missing=keep needs distortion=hamming (got {distortion})"))
+        dropped = 0
+        if missing == "drop" or used[private_col].isna().any():
+            keep = ~(has_missing if missing == "drop" else used[private_col].isna().to_numpy())
+            dropped = int((~keep).sum())
+            frame = frame.loc[keep].reset_index(drop=True)
+        if frame.empty:
+            raise pb.DataError(f"csv: no rows left in {self.path} after dropping rows with "
+                               "missing values, so the public alphabet is empty")
+        private, labels = check_private(frame[private_col], dataset=self.name,
+                                        column=private_col)
+        codes, values, value_labels = [], [], []
+        for col in public:
+            c, v, lab = self._encode(frame[col], col, bins.get(col, bins.get("*")), strategy,
+                                     numeric_needed=distortion != "hamming",
+                                     binned_explicitly=col in bins)
+            codes.append(c)
+            values.append(v)
+            value_labels.append(lab)
+        code_matrix = np.column_stack(codes)
+        alphabet = build_alphabet(code_matrix, private, len(labels), top_k, dataset=self.name)
+        if distortion == "hamming":
+            points = alphabet.codes
+            features = one_hot(code_matrix, [len(v) for v in value_labels])
+        else:
+            points = np.column_stack([values[k][alphabet.codes[:, k]]
+                                      for k in range(len(public))])
+            features = np.column_stack([values[k][code_matrix[:, k]] for k in range(len(public))])
+        records = frame.copy()
+        records["private"] = private
+        records["symbol"] = alphabet.symbol
+        joint = alphabet.counts.astype(float)
+        return pb.PrivacyProblem.from_arrays(
+            joint=joint,
+            distortion=pb.FeatureDistortion(points, distortion),
+            symbols=[tuple(value_labels[k][int(c)] for k, c in enumerate(row))
+                     for row in alphabet.codes],
+            attributes=public,
+            private_labels=labels,
+            records=records,
+            features=features,
+            name=f"csv[{Path(str(self.path)).name}]",
+            meta={"source": str(Path(str(self.path)).expanduser()), "private": private_col,
+                  "public": ", ".join(public), "distortion": distortion, "missing": missing,
+                  "rows_dropped": dropped, "top_k": top_k if top_k is not None else "all",
+                  **prior_summary(joint, alphabet)},
+            extras={"attribute_values": value_labels, "profile_codes": alphabet.codes,
+                    "record_codes": code_matrix},
+        )
+
+    def _encode(self, column: pd.Series, name: str, n_bins: int | None, strategy: str, *,
+                numeric_needed: bool, binned_explicitly: bool
+                ) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+        """Integer codes, the numeric value of each code (NaN if none) and readable labels."""
+        present = column.dropna()
+        numbers = pd.to_numeric(present, errors="coerce")
+        is_numeric = bool(len(present)) and not numbers.isna().any()
+        if n_bins is not None and not is_numeric:
+            if binned_explicitly:
+                bad = present[numbers.isna()].iloc[0]
+                raise pb.ValidationError(f"csv: bins given for column {name!r}, which is not "
+                                         f"numeric (found {bad!r})")
+            n_bins = None  # bins=N applies to the numeric columns only
+        if numeric_needed and not is_numeric:
+            bad = present[numbers.isna()].iloc[0] if len(present) else "(no values)"
+            raise pb.ValidationError(
+                f"csv: distortion={self.distortion} needs numeric public columns, but "
+                f"{name!r} has {bad!r}; use distortion=hamming or leave the column out")
+        if is_numeric and n_bins is not None:
+            full = pd.to_numeric(column, errors="coerce")
+            try:
+                cut = (pd.qcut(full, q=n_bins, duplicates="drop") if strategy == "quantile"
+                       else pd.cut(full, bins=n_bins))
+            except ValueError as exc:
+                raise pb.ValidationError(f"csv: cannot bucket column {name!r}: {exc}") from None
+            cats = cut.cat.categories
+            codes = cut.cat.codes.to_numpy().astype(np.int64)
+            labels: list[Any] = [str(c) for c in cats]
+            mids = np.array([c.mid for c in cats], dtype=float)
+            if (codes < 0).any():  # missing kept as a value of its own (Hamming only)
+                codes = np.where(codes < 0, len(labels), codes)
+                labels.append(MISSING_LABEL)
+                mids = np.append(mids, np.nan)
+            return codes, mids, labels
+        if is_numeric:
+            full = pd.to_numeric(column, errors="coerce")
+            distinct = np.unique(full.dropna().to_numpy(dtype=float))
+            codes = np.searchsorted(distinct, full.fillna(np.inf).to_numpy())
+            labels = [int(v) if float(v).is_integer() else float(v) for v in distinct]
+            if full.isna().any():
+                labels.append(MISSING_LABEL)
+                distinct = np.append(distinct, np.nan)
+            return codes.astype(np.int64), distinct, labels
+        filled = column.fillna(MISSING_LABEL).astype(str).str.strip()
+        labels = sorted(set(filled) - {MISSING_LABEL}) + (
+            [MISSING_LABEL] if (filled == MISSING_LABEL).any() else [])
+        codes = pd.Categorical(filled, categories=labels).codes.astype(np.int64)
+        return codes, np.full(len(labels), np.nan), labels
+
+
+@pb.hookimpl
+def privbench_register_datasets() -> list[type]:
+    return [CSVTable]
