@@ -48,6 +48,23 @@ def pick_budgets(deltas: list[float], count: int = 3) -> list[float]:
     return [d[0], d[len(d) // 2], d[-1]]
 
 
+def informative_budgets(df: pd.DataFrame, count: int = 3, floor: float = 0.1) -> list[float]:
+    """Three budgets that show the trade-off: the smallest stored Δ, the first Δ at which
+    the best mechanism is down to ``floor`` x I(A; B) (or the largest Δ), and one between.
+
+    The papers pick their ROC budgets the same way: nearly no distortion, enough for
+    near-perfect privacy, and something in between (SPPM section 4.3).
+    """
+    d = sorted(set(float(x) for x in df["delta"]))
+    prior = df["prior_mi_bits"].dropna()
+    if d and not prior.empty and df["mi_bits"].notna().any():
+        best = df.groupby("delta")["mi_bits"].min()
+        low = best[best <= floor * float(prior.iloc[0])]
+        if not low.empty:
+            d = [x for x in d if x <= float(low.index.min())]
+    return pick_budgets(d, count)
+
+
 def privacy_distortion(df: pd.DataFrame, title: str) -> bytes | None:
     """Figure 2: I(A; B̂) against E[d] for every mechanism, with the prior leakage."""
     pts = df.dropna(subset=["mi_bits", "distortion"])
@@ -61,6 +78,12 @@ def privacy_distortion(df: pd.DataFrame, title: str) -> bytes | None:
     prior = pts["prior_mi_bits"].dropna()
     if not prior.empty:
         ax.axhline(float(prior.iloc[0]), color="grey", ls=":", lw=1, label="I(A;B), no mapping")
+    if not prior.empty:  # zoom on where the mechanisms differ: until all but one are ~private
+        done = [g["distortion"][g["mi_bits"] <= 0.02 * float(prior.iloc[0])].min()
+                for _, g in pts.groupby("label")]
+        done = sorted(x for x in done if np.isfinite(x))
+        if len(done) >= 2 and done[-1] > 0:
+            ax.set_xlim(0, 1.15 * done[-1])
     ax.set_xlabel("distortion E[d(B, B̂)]")
     ax.set_ylabel("leakage I(A; B̂) [bits]")
     ax.set_title(f"Privacy-distortion trade-off: {title}")
@@ -78,7 +101,7 @@ def roc_panels(df: pd.DataFrame, title: str) -> list[tuple[str, bytes]]:
         rocs = rocs[rocs["roc"].notna()]
         if rocs.empty:
             continue
-        budgets = pick_budgets(rocs["delta"].tolist())
+        budgets = informative_budgets(rocs)
         plt = _plt()
         fig, axes = plt.subplots(1, len(budgets), figsize=(4.2 * len(budgets), 4), squeeze=False)
         for ax, delta in zip(axes[0], budgets, strict=True):
@@ -103,7 +126,7 @@ def mapping_behaviour(df: pd.DataFrame, title: str) -> bytes | None:
     rows = rows[rows["mean"].notna()]
     if rows.empty:
         return None
-    budgets = pick_budgets(rows["delta"].tolist())
+    budgets = informative_budgets(rows)
     delta = budgets[len(budgets) // 2]
     at = rows[np.isclose(rows["delta"], delta)]
     plt = _plt()
@@ -149,7 +172,7 @@ def support_histogram(df: pd.DataFrame, title: str) -> bytes | None:
     rows = rows[rows["hist"].notna() & (rows["support_max"] < rows["n"])]
     if rows.empty:
         return None
-    budgets = pick_budgets(rows["delta"].tolist())
+    budgets = informative_budgets(rows)
     delta = budgets[len(budgets) // 2]
     at = rows[np.isclose(rows["delta"], delta)]
     plt = _plt()

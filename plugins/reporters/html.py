@@ -89,7 +89,7 @@ def _tradeoff_section(page: _Page, ok: pd.DataFrame) -> None:
         return
     prior = ok["prior_mi_bits"].dropna()
     targets = default_targets(float(prior.iloc[0])) if not prior.empty else []
-    budgets = figs.pick_budgets(ok["delta"].tolist())
+    budgets = figs.informative_budgets(ok)
     ref = pick_reference(list(curves))
     rows = summarise(curves, targets=targets, budgets=budgets, reference=ref)
     header = (["mechanism", "points"] + [f"I at Δ≤{b:g}" for b in budgets]
@@ -106,7 +106,8 @@ def _table1_section(page: _Page, ok: pd.DataFrame) -> None:
     rows = rows[rows["fmi"].map(lambda v: bool(v))]
     if rows.empty or len(next(iter(rows["fmi"]))) < 2:
         return
-    delta = figs.pick_budgets(rows["delta"].tolist())[len(figs.pick_budgets(rows["delta"].tolist())) // 2]
+    budgets = figs.informative_budgets(rows)
+    delta = budgets[len(budgets) // 2]
     at = rows[np.isclose(rows["delta"], delta)].groupby("label").tail(1)
     labels = [lab for lab in at["label"] if lab != "identity"]
     if not labels:
