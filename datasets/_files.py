@@ -18,6 +18,7 @@ match the official checksums.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import tempfile
 import urllib.error
@@ -318,7 +319,7 @@ def download(remote: Remote, target: Path, *, progress: bool = True,
         with os.fdopen(fd, "wb") as out:
             try:
                 response = opener(remote.url, timeout=TIMEOUT_S)
-            except (urllib.error.URLError, OSError, ValueError) as exc:
+            except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
                 raise DataError(f"cannot download {remote.url}: {exc}") from None
             with response:
                 length = response.headers.get("Content-Length") if hasattr(
@@ -328,7 +329,8 @@ def download(remote: Remote, target: Path, *, progress: bool = True,
                 while True:
                     try:
                         chunk = response.read(CHUNK)
-                    except (OSError, ValueError) as exc:  # IncompleteRead, reset, timeout
+                    except (OSError, ValueError, http.client.HTTPException) as exc:
+                        # IncompleteRead, connection reset, timeout
                         raise DataError(
                             f"download of {remote.url} failed after {received} bytes: {exc}"
                         ) from None
@@ -341,6 +343,11 @@ def download(remote: Remote, target: Path, *, progress: bool = True,
                         bar.update(bar.task_ids[0], completed=received)
             out.flush()
             os.fsync(out.fileno())
+        if total is not None and length and received != total:
+            raise DataError(
+                f"download of {remote.url} stopped after {received} of {total} bytes; "
+                "nothing was saved"
+            )
         if remote.size is not None and received != remote.size:
             raise DataError(
                 f"download of {remote.url} is {received} bytes; expected {remote.size}"

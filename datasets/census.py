@@ -193,6 +193,11 @@ class Census(AttributeTableMixin, FileBackedAdapter):
             pd.Categorical(frame[a], categories=labels[k]).codes for k, a in enumerate(ATTRIBUTES)
         ]) if len(frame) else np.zeros((0, len(ATTRIBUTES)), dtype=np.int64)
         private = (frame["income"] == ">50K").to_numpy().astype(np.int64)
+        if len(frame) and len(np.unique(private)) < 2:
+            raise pb.DataError(
+                f"census: every row kept has income {PRIVATE_LABELS[int(private[0])]}; the "
+                "private attribute needs at least two values for there to be anything to "
+                "protect")
         alphabet = build_alphabet(codes, private, 2, top_k, dataset=self.name)
         if alphabet.counts.sum() == 0:
             raise pb.DataError("census: the alphabet is empty after filtering")
