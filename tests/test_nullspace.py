@@ -109,6 +109,21 @@ def test_generalized_basis_diagonalises_both_forms():
         np.testing.assert_allclose(A_d @ (A_d.T @ v), gamma * (A_c @ (A_c.T @ v)), atol=1e-8)
 
 
+def test_degenerate_predictors_clean_everything():
+    Z = np.random.default_rng(1).normal(size=(4, 3))
+    for basis in (eigen_basis(np.zeros((3, 1))), generalized_basis(np.zeros((3, 1)),
+                                                                   np.zeros((3, 2)))):
+        cleaned, alpha = clean_rows(Z, basis, 0.0)
+        np.testing.assert_allclose(cleaned, 0.0, atol=1e-12)
+        assert np.all(alpha == 1.0)
+    # only A_c vanishes: Algorithm 2 has nothing to protect against, yet still removes
+    # the exact null space of A_d at no utility cost
+    A_d = np.array([[1.0], [0.0], [0.0]])
+    cleaned, _ = clean_rows(Z, generalized_basis(A_d, np.zeros((3, 1))), 0.0)
+    np.testing.assert_allclose(cleaned[:, 1:], 0.0, atol=1e-12)
+    np.testing.assert_allclose(cleaned[:, 0], Z[:, 0], atol=1e-12)
+
+
 @pytest.mark.parametrize("variant", [1, 2])
 @pytest.mark.parametrize("eps", [0.0, 1e-3, 0.01, 0.1, 1.0])
 def test_e_utility_within_budget_for_every_record(variant, eps):

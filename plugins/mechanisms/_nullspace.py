@@ -115,6 +115,9 @@ def generalized_basis(A_d: np.ndarray, A_c: np.ndarray) -> Basis:
     if Ad.shape[0] != Ac.shape[0]:
         raise ValueError(f"A_d has {Ad.shape[0]} rows but A_c has {Ac.shape[0]}")
     Q, N = _orthonormal_range(np.hstack([Ad, Ac]))
+    if Q.shape[1] == 0:  # both predictors vanish: everything is null space
+        zeros = np.zeros(N.shape[1])
+        return Basis(vectors=N, coords=N.T, lam_d=zeros, lam_c=zeros.copy())
     Bd = Q.T @ Ad @ Ad.T @ Q
     Bc = Q.T @ Ac @ Ac.T @ Q
     M = Bd + Bc
