@@ -128,3 +128,15 @@ def test_recommendation_rmse_identity_equals_original() -> None:
 def test_recommendation_rmse_needs_ratings() -> None:
     problem = pb.PrivacyProblem.from_arrays(joint=JOINT, distortion=1 - np.eye(4))
     assert not RecommendationRMSE().applies(problem, result(np.eye(4)))
+
+
+def test_release_direct_replaces_the_profile_ratings() -> None:
+    from privbench.plugins.metrics._recommender import release_direct
+
+    points = np.array([[5, 0], [3, 4]])  # star ratings of items 10 and 11
+    ratings = pd.DataFrame({"user": [0, 0, 1], "item": [10, 12, 10],
+                            "rating": [5.0, 2.0, 5.0]})
+    out = release_direct(ratings, np.array([0, 0]), np.array([1, 0]), points, np.array([10, 11]))
+    user0 = out[out["user"] == 0].sort_values("item")
+    assert user0[["item", "rating"]].values.tolist() == [[10, 3.0], [11, 4.0], [12, 2.0]]
+    assert out[out["user"] == 1]["rating"].tolist() == [5.0]

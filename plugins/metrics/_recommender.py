@@ -105,3 +105,21 @@ def release_by_features(ratings: pd.DataFrame, original: np.ndarray, released: n
             pieces.append(pd.DataFrame(added, columns=["user", "item", "rating"]))
     out = pd.concat(pieces, ignore_index=True) if pieces else ratings.iloc[:0]
     return out[["user", "item", "rating"]]
+
+
+def release_direct(ratings: pd.DataFrame, original: np.ndarray, released: np.ndarray,
+                   points: np.ndarray, item_of_feature: np.ndarray) -> pd.DataFrame:
+    """Released ratings when symbol coordinate j *is* the rating of item ``item_of_feature[j]``
+    (Politics-and-TV star profiles): a changed coordinate replaces that rating, 0 removes it.
+    """
+    changed = np.flatnonzero((original >= 0) & (original != released))
+    if changed.size == 0:
+        return ratings
+    touched = ratings["user"].isin(changed) & ratings["item"].isin(item_of_feature)
+    kept = ratings[~touched]
+    new = [(int(u), int(item), float(points[released[u], j]))
+           for u in changed for j, item in enumerate(item_of_feature)
+           if points[released[u], j] > 0]
+    # coordinates of unchanged shows keep their original rating, as in the symbol
+    return pd.concat([kept, pd.DataFrame(new, columns=["user", "item", "rating"])],
+                     ignore_index=True)

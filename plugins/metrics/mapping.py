@@ -125,6 +125,10 @@ class RecommendationRMSE(pb.Metric):
                                 "rating": raw["rating"].to_numpy(float)})
         ratings = ratings[ratings["user"] >= 0].reset_index(drop=True)
         feats = problem.extras.get("item_features", problem.extras.get("item_genres"))
+        if feats is None and "chosen_shows" in problem.extras:  # Politics-and-TV: coordinate j
+            chosen = np.asarray(problem.extras["chosen_shows"]) + 1  # is show item_id chosen[j]
+            feats = pd.DataFrame((uniques.to_numpy()[:, None] == chosen[None, :]).astype(float),
+                                 index=uniques)
         if feats is None:
             return ratings, None
         if isinstance(feats, pd.DataFrame):
@@ -135,7 +139,7 @@ class RecommendationRMSE(pb.Metric):
                          item_features: np.ndarray | None, mapping: Any,
                          rng: np.random.Generator) -> pd.DataFrame:
         """Sample every covered user's released symbol, then release ratings to match it."""
-        from ._recommender import release_by_features
+        from ._recommender import release_by_features, release_direct
 
         symbols = problem.records["symbol"].to_numpy(np.int64)
         released = symbols.copy()
@@ -148,7 +152,14 @@ class RecommendationRMSE(pb.Metric):
             raise pb.ValidationError("recommendation_rmse needs extras['release_ratings'] or "
                                      "item features (extras['item_features']) from the dataset")
         points = np.asarray(getattr(problem.distortion, "points", symbol_codes(problem)[0]))
-        return release_by_features(ratings, symbols, released, points, item_features, rng)
+        if np.isin(points, (0, 1)).all():
+            return release_by_features(ratings, symbols, released, points, item_features, rng)
+        one_item = item_features.sum(axis=0) == 1
+        if not one_item.all():
+            raise pb.ValidationError("recommendation_rmse: non-binary profiles need one item "
+                                     "per profile coordinate (or extras['release_ratings'])")
+        return release_direct(ratings, symbols, released, points,
+                              np.argmax(item_features, axis=0))
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         from ._recommender import fit_predict
