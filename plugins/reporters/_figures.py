@@ -103,7 +103,7 @@ def roc_panels(df: pd.DataFrame, title: str) -> list[tuple[str, bytes]]:
             continue
         budgets = informative_budgets(rocs)
         plt = _plt()
-        fig, axes = plt.subplots(1, len(budgets), figsize=(4.2 * len(budgets), 4), squeeze=False)
+        fig, axes = plt.subplots(1, len(budgets), figsize=(4.6 * len(budgets), 4.4), squeeze=False)
         for ax, delta in zip(axes[0], budgets, strict=True):
             at = rocs[np.isclose(rocs["delta"], delta)]
             for label, g in at.groupby("label", sort=True):
@@ -114,7 +114,7 @@ def roc_panels(df: pd.DataFrame, title: str) -> list[tuple[str, bytes]]:
             ax.set_xlabel("false positive rate")
             ax.set_ylabel("true positive rate")
             ax.set_aspect("equal")
-            ax.legend(fontsize=7, loc="lower right")
+            ax.legend(fontsize=6.5, loc="lower right", framealpha=0.8)
         fig.suptitle(f"ROC, {name}: {title}")
         out.append((kind, _png(fig)))
     return out
@@ -169,7 +169,9 @@ def runtime_vs_size(df: pd.DataFrame, title: str) -> bytes | None:
 def support_histogram(df: pd.DataFrame, title: str) -> bytes | None:
     """Figure 7: how many symbols have a support of each size, sparse mappings at mid budget."""
     rows = df.assign(hist=_metric(df, "support_hist"))
-    rows = rows[rows["hist"].notna() & (rows["support_max"] < rows["n"])]
+    # dense mappings (support n) and the identity (support 1) say nothing here
+    rows = rows[rows["hist"].notna() & (rows["support_max"] < rows["n"])
+                & (rows["mechanism"] != "identity")]
     if rows.empty:
         return None
     budgets = informative_budgets(rows)
