@@ -35,18 +35,6 @@ def pull_into_budget(a: np.ndarray, x_new: np.ndarray, x_safe: np.ndarray, delta
     return theta * x_new + (1.0 - theta) * x_safe
 
 
-def max_feasible_step(a: np.ndarray, x: np.ndarray, x_new: np.ndarray, delta: float) -> float:
-    """Largest γ in [0, 1] with a·((1-γ) x + γ x_new) <= Δ, given a·x <= Δ."""
-    d_old = float(a @ x)
-    d_new = float(a @ x_new)
-    if d_new <= delta:
-        return 1.0
-    room = delta - d_old
-    if room <= 0:
-        return 0.0
-    return min(1.0, room / (d_new - d_old))
-
-
 def mix_into_budget(X: np.ndarray, X_safe: np.ndarray, used: float, used_safe: float,
                     delta: float) -> tuple[np.ndarray, float]:
     """Mix a dense X that overshoots Δ with a feasible X_safe: θ X + (1-θ) X_safe <= Δ."""

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from privbench import LPBackend, PrivacyProblem, ValidationError
+from privbench import LPBackend, LPSolution, PrivacyProblem, ValidationError
 
 from .atoms import AtomSet
-from .feasible import max_feasible_step, normalise_columns, pull_into_budget
+from .feasible import normalise_columns, pull_into_budget
 from .leakage import (
     POSTERIOR_FLOOR,
     decoder_logratios,
@@ -85,7 +85,68 @@ def start_pairs(problem: PrivacyProblem, delta: float) -> tuple[np.ndarray, np.n
     return rows, idx.copy()
 
 
-VARIANTS = ("pairwise", "classic")
+VARIANTS = ("classic", "pairwise")
+
+
+class ActiveSet:
+    """The active pairs V with their budget coefficients, mirrored in the LP backend."""
+
+    def __init__(self, problem: PrivacyProblem, backend: LPBackend, rows: np.ndarray,
+                 cols: np.ndarray, timers: dict[str, float]) -> None:
+        self.problem = problem
+        self.backend = backend
+        self.n = problem.n
+        self.rows = rows
+        self.cols = cols
+        self.a = problem.p_b[cols] * problem.distortion.pairs(rows, cols)
+        self.keys = set((rows * self.n + cols).tolist())
+        self.timers = timers
+        self.lp_solves = 0
+        self.lp_iterations = 0
+        self._in_backend = 0
+
+    def linear_step(self, L: np.ndarray, empty: np.ndarray, empty_cost: np.ndarray | None
+                    ) -> tuple[LPSolution, float, np.ndarray, int]:
+        """Minimise the linearisation over all n² pairs by column generation (Algorithm 2).
+
+        :returns: the final master solution, λ, ``m_j = min_i c_ij - λ a_ij`` over *all*
+            i (the last pricing round) and the number of pairs added.
+        """
+        problem, n, P = self.problem, self.n, self.problem.joint
+        c = pair_costs(L, P, self.rows, self.cols, empty, empty_cost)
+        if self._in_backend == 0:
+            self.backend.add_columns(self.cols, c, self.a)
+        else:
+            self.backend.set_costs(c)
+        self._in_backend = self.rows.size
+        added = 0
+        while True:
+            t = time.perf_counter()
+            sol = self.backend.solve()
+            self.timers["lp"] += time.perf_counter() - t
+            self.lp_solves += 1
+            self.lp_iterations += sol.iterations
+            if sol.status != "optimal":
+                raise RuntimeError(f"sppm: LP backend {self.backend.name!r} returned "
+                                   f"{sol.status}: {sol.message}")
+            lam = min(float(sol.budget_dual), 0.0)
+            t = time.perf_counter()
+            best_i, best_v = price(L, P, problem.p_b, problem.distortion, lam, empty, empty_cost)
+            self.timers["pricing"] += time.perf_counter() - t
+            cand = np.flatnonzero(best_v - sol.simplex_duals < -RC_TOL)
+            new_keys = best_i[cand] * n + cand
+            fresh = np.array([k not in self.keys for k in new_keys.tolist()], dtype=bool)
+            if not fresh.any():
+                return sol, lam, best_v, added
+            ni, nj = best_i[cand[fresh]], cand[fresh]
+            self.keys.update(new_keys[fresh].tolist())
+            na = problem.p_b[nj] * problem.distortion.pairs(ni, nj)
+            self.backend.add_columns(nj, pair_costs(L, P, ni, nj, empty, empty_cost), na)
+            self.rows = np.concatenate([self.rows, ni])
+            self.cols = np.concatenate([self.cols, nj])
+            self.a = np.concatenate([self.a, na])
+            self._in_backend = self.rows.size
+            added += ni.size
 
 
 def _corrective_steps(atoms: AtomSet, x: np.ndarray, Q: np.ndarray, p_a: np.ndarray,
@@ -111,20 +172,25 @@ def _corrective_steps(atoms: AtomSet, x: np.ndarray, Q: np.ndarray, p_a: np.ndar
 
 def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                iterations: int = 100, tol: float = 1e-4, eta: float = POSTERIOR_FLOOR,
-               variant: str = "pairwise", corrective_steps: int = 10,
+               variant: str = "classic", corrective_steps: int = 10,
                on_iteration: Callable[[dict[str, Any]], None] | None = None) -> SPPMOutcome:
     """Run SPPM; stop after ``iterations`` steps or once the certified gap < ``tol`` bits.
 
     ``variant="classic"`` is the paper's Algorithm 1 (step toward the LP vertex);
     ``"pairwise"`` moves weight from the worst kept vertex to the new one and then
     takes up to ``corrective_steps`` pairwise steps among kept vertices (same
-    certificate, far fewer iterations near the optimum).
+    certificate, fewer iterations near the optimum, more work per iteration).
+
+    Outputs with no mass are priced with the decoder r = p(a) (cost 0), which keeps
+    the certificate valid and lets the step pool several inputs into an unused
+    output; if that step does not descend, the step is retried with the limit
+    gradient κ there (:mod:`.leakage`).
     """
     if variant not in VARIANTS:
         raise ValidationError(f"sppm: variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
     n = problem.n
     P = problem.joint
-    p_a, p_b = problem.p_a, problem.p_b
+    p_a = problem.p_a
     t_total = time.perf_counter()
     timers = {"pricing": 0.0, "lp": 0.0, "linesearch": 0.0}
 
@@ -137,16 +203,14 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
             return SPPMOutcome(np.full(n, best), cols, np.ones(n), {
                 "iterations": 0, "lp_solves": 0, "gap_bits": 0.0, "lower_bound_bits": 0.0,
                 "objective_bits": 0.0, "converged": True, "stop_reason": "perfect privacy",
-                "columns": n, "columns_generated": 0, "support_max": 1,
+                "columns": n, "columns_generated": 0, "support_max": 1, "variant": variant,
                 "runtime_total_s": time.perf_counter() - t_total})
 
     rows, cols = start_pairs(problem, delta)
-    a = p_b[cols] * problem.distortion.pairs(rows, cols)
+    V = ActiveSet(problem, backend, rows, cols, timers)
     x = np.ones(n)
-    keys = set((rows * n + cols).tolist())
-    kappa = limit_costs(P, p_a, p_b)
+    kappa = limit_costs(P, p_a, problem.p_b)
     best_lb = 0.0
-    lp_solves = lp_iters = 0
     trace_f: list[float] = []
     trace_gap: list[float] = []
     stop = "iterations"
@@ -155,92 +219,32 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
     backend.start(n, delta)
     try:
         for it in range(iterations + 1):
-            Q = output_joint(P, rows, cols, x, n)
+            Q = output_joint(P, V.rows, V.cols, x, n)
             f = leakage_nats(Q, p_a)
             L, empty = decoder_logratios(Q, p_a, eta)
-            c = pair_costs(L, P, rows, cols, empty, kappa)
-            if it == 0:
-                backend.add_columns(cols, c, a)
-            else:
-                backend.set_costs(c)
-            while True:  # column generation (Algorithm 2)
-                t = time.perf_counter()
-                sol = backend.solve()
-                timers["lp"] += time.perf_counter() - t
-                lp_solves += 1
-                lp_iters += sol.iterations
-                if sol.status != "optimal":
-                    raise RuntimeError(f"sppm: LP backend {backend.name!r} returned "
-                                       f"{sol.status}: {sol.message}")
-                lam = min(float(sol.budget_dual), 0.0)
-                t = time.perf_counter()
-                best_i, best_v = price(L, P, p_b, problem.distortion, lam, empty, kappa)
-                timers["pricing"] += time.perf_counter() - t
-                cand = np.flatnonzero(best_v - sol.simplex_duals < -RC_TOL)
-                new_keys = best_i[cand] * n + cand
-                fresh = np.array([k not in keys for k in new_keys.tolist()], dtype=bool)
-                if not fresh.any():
-                    break
-                ni, nj = best_i[cand[fresh]], cand[fresh]
-                keys.update(new_keys[fresh].tolist())
-                na = p_b[nj] * problem.distortion.pairs(ni, nj)
-                nc = pair_costs(L, P, ni, nj, empty, kappa)
-                backend.add_columns(nj, nc, na)
-                rows = np.concatenate([rows, ni])
-                cols = np.concatenate([cols, nj])
-                a = np.concatenate([a, na])
-                x = np.concatenate([x, np.zeros(ni.size)])
-            if empty.any():  # limit costs are not a decoder: certify with r = p(a) there
-                t = time.perf_counter()
-                _, best_v = price(L, P, p_b, problem.distortion, lam, empty, None)
-                timers["pricing"] += time.perf_counter() - t
+            sol, lam, best_v, added = V.linear_step(L, empty, None)
+            x = np.concatenate([x, np.zeros(V.rows.size - x.size)])
             best_lb = max(best_lb, lam * delta + float(best_v.sum()))
             gap = max(f - best_lb, 0.0)
             trace_f.append(f / LN2)
             trace_gap.append(gap / LN2)
             if on_iteration is not None:
                 on_iteration({"iteration": it, "objective_bits": f / LN2, "gap_bits": gap / LN2,
-                              "columns": int(rows.size)})
+                              "columns": int(V.rows.size)})
             if gap / LN2 < tol:
                 stop = "tolerance"
                 break
             if it == iterations:
                 break
             t = time.perf_counter()
-            x_new = normalise_columns(cols, sol.x, n)
-            x_start = np.zeros_like(x_new)
-            x_start[:n] = 1.0
-            x_new = pull_into_budget(a, x_new, x_start, delta)
-            Q_new = output_joint(P, rows, cols, x_new, n)
-            if atoms is None:
-                gamma_max = max_feasible_step(a, x, x_new, delta)
-                gamma, _ = exact_line_search(Q, Q_new, p_a, gamma_max)
-                moved = gamma > 0
-                x = (1.0 - gamma) * x + gamma * x_new
-            else:
-                s = atoms.add(x_new, Q_new)
-                sc = atoms.scores(L)
-                sc[s] = -np.inf
-                v = int(np.argmax(sc))
-                dQ = Q_new - atoms.Qs[v]
-                gamma, _ = exact_line_search(Q, Q + dQ, p_a, atoms.w[v])
-                moved = gamma > 0
-                if moved:
-                    x = x + gamma * (atoms.x_of(s, x.size) - atoms.x_of(v, x.size))
-                    Q = np.maximum(Q + gamma * dQ, 0.0)
-                    atoms.move(v, s, gamma)
-                else:  # fall back to a classic step toward the vertex
-                    gamma, _ = exact_line_search(Q, Q_new, p_a, 1.0)
-                    moved = gamma > 0
-                    if moved:
-                        x = (1.0 - gamma) * x + gamma * atoms.x_of(s, x.size)
-                        Q = np.maximum((1.0 - gamma) * Q + gamma * Q_new, 0.0)
-                        atoms.toward(s, gamma)
-                    else:
-                        atoms.move(s, v, 0.0)  # the new vertex did not help: forget it
-                x, Q = _corrective_steps(atoms, x, Q, p_a, eta, corrective_steps,
-                                         0.1 * gap)
+            moved, x = _step(V, atoms, sol, x, Q, L, gap, delta, eta, corrective_steps)
             timers["linesearch"] += time.perf_counter() - t
+            if not moved and empty.any():  # retry with the limit gradient at empty outputs
+                sol, _, _, _ = V.linear_step(L, empty, kappa)
+                x = np.concatenate([x, np.zeros(V.rows.size - x.size)])
+                t = time.perf_counter()
+                moved, x = _step(V, atoms, sol, x, Q, L, gap, delta, eta, corrective_steps)
+                timers["linesearch"] += time.perf_counter() - t
             if not moved:
                 stop = "no descent step (numerically converged)"
                 break
@@ -249,23 +253,23 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         backend.close()
 
     # undo rounding drift of the incremental updates, then re-check the budget exactly
-    x = normalise_columns(cols, x, n)
+    x = normalise_columns(V.cols, x, n)
     x_start = np.zeros_like(x)
     x_start[:n] = 1.0
-    x = pull_into_budget(a, x, x_start, delta)
-    support = np.bincount(cols[x > 0], minlength=n)
+    x = pull_into_budget(V.a, x, x_start, delta)
+    support = np.bincount(V.cols[x > 0], minlength=n)
     hist = np.bincount(support)
     stats: dict[str, Any] = {
         "iterations": steps,
-        "lp_solves": lp_solves,
-        "lp_iterations": lp_iters,
+        "lp_solves": V.lp_solves,
+        "lp_iterations": V.lp_iterations,
         "gap_bits": trace_gap[-1],
         "lower_bound_bits": best_lb / LN2,
         "objective_bits": trace_f[-1],
         "converged": stop == "tolerance",
         "stop_reason": stop,
-        "columns": int(rows.size),
-        "columns_generated": int(rows.size - n),
+        "columns": int(V.rows.size),
+        "columns_generated": int(V.rows.size - n),
         "support_max": int(support.max()) if n else 0,
         "support_hist": {int(k): int(v) for k, v in enumerate(hist) if v},
         "time_pricing_s": timers["pricing"],
@@ -277,4 +281,40 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         "objective_trace_bits": trace_f,
         "gap_trace_bits": trace_gap,
     }
-    return SPPMOutcome(rows, cols, x, stats)
+    return SPPMOutcome(V.rows, V.cols, x, stats)
+
+
+def _step(V: ActiveSet, atoms: AtomSet | None, sol: LPSolution, x: np.ndarray, Q: np.ndarray,
+          L: np.ndarray, gap: float, delta: float, eta: float, corrective_steps: int
+          ) -> tuple[bool, np.ndarray]:
+    """One Frank-Wolfe (or pairwise) step toward the LP vertex; returns (moved, x)."""
+    n, P, p_a = V.n, V.problem.joint, V.problem.p_a
+    x_new = normalise_columns(V.cols, sol.x, n)
+    x_start = np.zeros_like(x_new)
+    x_start[:n] = 1.0
+    x_new = pull_into_budget(V.a, x_new, x_start, delta)
+    Q_new = output_joint(P, V.rows, V.cols, x_new, n)
+    if atoms is None:
+        # x and x_new both meet the budget, so every γ in [0, 1] does
+        gamma, _ = exact_line_search(Q, Q_new, p_a, 1.0)
+        return gamma > 0, (1.0 - gamma) * x + gamma * x_new
+    s = atoms.add(x_new, Q_new)
+    sc = atoms.scores(L)
+    sc[s] = -np.inf
+    v = int(np.argmax(sc))
+    dQ = Q_new - atoms.Qs[v]
+    gamma, _ = exact_line_search(Q, Q + dQ, p_a, atoms.w[v])
+    if gamma > 0:
+        x = x + gamma * (atoms.x_of(s, x.size) - atoms.x_of(v, x.size))
+        Q = np.maximum(Q + gamma * dQ, 0.0)
+        atoms.move(v, s, gamma)
+    else:  # fall back to a classic step toward the vertex
+        gamma, _ = exact_line_search(Q, Q_new, p_a, 1.0)
+        if gamma <= 0:
+            atoms.move(s, v, 0.0)  # the new vertex did not help: forget it
+            return False, x
+        x = (1.0 - gamma) * x + gamma * atoms.x_of(s, x.size)
+        Q = np.maximum((1.0 - gamma) * Q + gamma * Q_new, 0.0)
+        atoms.toward(s, gamma)
+    x, Q = _corrective_steps(atoms, x, Q, p_a, eta, corrective_steps, 0.1 * gap)
+    return True, x

@@ -1,0 +1,177 @@
+"""SPPM against the exact optimum on seeded random instances, and its invariants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import privbench as pb
+from privbench.metrics import expected_distortion, mutual_information
+
+pytest.importorskip("highspy")
+
+#: the conic solver's own accuracy on I(A; B̂), in bits
+OPT_TOL = 1e-6
+
+
+def perfect_privacy_budget(problem: pb.PrivacyProblem) -> float:
+    D = problem.distortion.to_dense()
+    return float((D @ problem.p_b).min())
+
+
+def check_mapping(problem: pb.PrivacyProblem, res: pb.MechanismResult, delta: float) -> float:
+    X = pb.validate_mapping(res.mapping, problem.n)  # column-stochastic, non-negative
+    assert expected_distortion(problem, X) <= delta + 1e-9
+    mi = mutual_information(problem, X)
+    assert -1e-12 <= mi <= problem.prior_mi_bits + 1e-12
+    assert res.stats["objective_bits"] == pytest.approx(mi, abs=1e-9)
+    return mi
+
+
+CASES = [
+    (kind, k, seed, frac)
+    for kind in ("random", "hamming", "sq_l2")
+    for k, seed in ((2, 0), (3, 1), (4, 2))
+    for frac in (0.05, 0.3)
+]
+
+
+@pytest.mark.parametrize(("kind", "n_private", "seed", "frac"), CASES)
+def test_matches_optimal_and_gap_is_certified(kind: str, n_private: int, seed: int,
+                                              frac: float) -> None:
+    problem = pb.load_dataset("random", n=14, n_private=n_private, seed=seed, distortion=kind)
+    delta = frac * perfect_privacy_budget(problem)
+    res = pb.get_mechanism("sppm", tol=1e-5, iterations=400).solve(problem, delta)
+    mi = check_mapping(problem, res, delta)
+    opt = pb.get_mechanism("optimal").solve(problem, delta)
+    mi_opt = mutual_information(problem, opt.mapping)
+    assert abs(mi - mi_opt) <= 1e-3
+    assert res.stats["gap_bits"] >= mi - mi_opt - OPT_TOL
+    assert res.stats["lower_bound_bits"] <= mi_opt + OPT_TOL
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [11, 12])
+@pytest.mark.parametrize("kind", ["random", "hamming", "sq_l2"])
+def test_matches_optimal_at_n_40(kind: str, seed: int) -> None:
+    problem = pb.load_dataset("random", n=40, n_private=3, seed=seed, distortion=kind)
+    delta = 0.1 * perfect_privacy_budget(problem)
+    res = pb.get_mechanism("sppm", tol=1e-5, iterations=1000).solve(problem, delta)
+    mi = check_mapping(problem, res, delta)
+    mi_opt = mutual_information(problem, pb.get_mechanism("optimal").solve(problem, delta).mapping)
+    assert abs(mi - mi_opt) <= 1e-3
+    assert res.stats["gap_bits"] >= mi - mi_opt - OPT_TOL
+
+
+def test_objective_is_non_increasing_and_gap_reported() -> None:
+    problem = pb.load_dataset("random", n=20, n_private=2, seed=5, distortion="sq_l2")
+    res = pb.get_mechanism("sppm", tol=0.0, iterations=60).solve(problem, 0.5)
+    trace = np.array(res.stats["objective_trace_bits"])
+    assert trace.size >= 2
+    assert np.all(np.diff(trace) <= 1e-12)
+    assert trace[0] == pytest.approx(problem.prior_mi_bits, abs=1e-12)  # X0 = identity
+    gaps = np.array(res.stats["gap_trace_bits"])
+    assert np.all(gaps >= 0)
+    for key in ("iterations", "lp_solves", "columns_generated", "support_max", "support_hist",
+                "time_pricing_s", "time_lp_s", "time_linesearch_s"):
+        assert key in res.stats
+    assert sum(res.stats["support_hist"].values()) == problem.n
+
+
+@pytest.mark.parametrize("backend", ["highs", "scipy", "glop", "pdlp", "cvxpy"])
+def test_every_lp_backend_gives_the_same_result(backend: str) -> None:
+    try:
+        pb.get_lp_backend(backend)
+    except pb.PluginError as exc:
+        pytest.skip(str(exc))
+    problem = pb.load_dataset("random", n=10, n_private=3, seed=4, distortion="hamming")
+    delta = 0.2 * perfect_privacy_budget(problem)
+    ref = pb.get_mechanism("sppm", tol=1e-6, iterations=300, lp_backend="highs").solve(
+        problem, delta)
+    res = pb.get_mechanism("sppm", tol=1e-6, iterations=300, lp_backend=backend).solve(
+        problem, delta)
+    mi = check_mapping(problem, res, delta)
+    mi_ref = ref.stats["objective_bits"]
+    assert abs(mi - mi_ref) <= max(res.stats["gap_bits"], ref.stats["gap_bits"]) + 1e-7
+    assert abs(mi - mi_ref) <= 1e-3
+
+
+def test_zero_probability_symbols_and_empty_outputs() -> None:
+    rng = np.random.default_rng(3)
+    joint = rng.dirichlet(np.ones(2 * 9)).reshape(2, 9)
+    joint[:, [2, 5]] = 0.0  # two public symbols that never occur
+    D = rng.random((9, 9))
+    np.fill_diagonal(D, 0.0)
+    D[2, :] = 0.05  # an unused output close to everything: worth mapping to
+    D[2, 2] = 0.0
+    problem = pb.PrivacyProblem.from_arrays(joint, D)
+    for delta in (0.02, 0.2):
+        res = pb.get_mechanism("sppm", tol=1e-6, iterations=400).solve(problem, delta)
+        mi = check_mapping(problem, res, delta)
+        mi_opt = mutual_information(problem,
+                                    pb.get_mechanism("optimal").solve(problem, delta).mapping)
+        assert abs(mi - mi_opt) <= 1e-3
+        assert res.stats["gap_bits"] >= mi - mi_opt - OPT_TOL
+
+
+def test_perfect_privacy_is_reached() -> None:
+    problem = pb.load_dataset("random", n=12, n_private=3, seed=8, distortion="sq_l2")
+    delta = perfect_privacy_budget(problem)
+    res = pb.get_mechanism("sppm").solve(problem, delta)
+    assert check_mapping(problem, res, delta) == 0.0
+    assert res.stats["gap_bits"] == 0.0
+
+
+def test_toy_example_small_and_large_budget() -> None:
+    problem = pb.load_dataset("synthetic", m=5)  # n = 32, B determines A
+    small = pb.get_mechanism("sppm", tol=1e-4, iterations=200).solve(problem, 0.5)
+    check_mapping(problem, small, 0.5)
+    X = small.mapping.toarray()
+    assert np.sum(np.diag(X) > 0.5) >= 0.75 * problem.n  # most symbols map to themselves
+    mis = []
+    for delta in (0.5, 8.0, 64.0, perfect_privacy_budget(problem)):
+        res = pb.get_mechanism("sppm", tol=1e-4, iterations=200).solve(problem, delta)
+        mis.append(check_mapping(problem, res, delta))
+    assert mis[-1] == 0.0
+    assert all(b <= a + 1e-4 for a, b in zip(mis, mis[1:], strict=False))
+    assert mis[0] > 0.5 > mis[2]
+
+
+def test_budget_zero_keeps_identity() -> None:
+    problem = pb.load_dataset("random", n=8, n_private=2, seed=2, distortion="random")
+    res = pb.get_mechanism("sppm").solve(problem, 0.0)
+    assert check_mapping(problem, res, 0.0) == pytest.approx(problem.prior_mi_bits, abs=1e-12)
+
+
+@pytest.mark.parametrize(("params", "match"), [
+    ({"iterations": -1}, "iterations"),
+    ({"tol": -1.0}, "tol"),
+    ({"variant": "nope"}, "variant"),
+    ({"lp_backend": "no_such_backend"}, "no_such_backend"),
+])
+def test_bad_parameters_are_named(params: dict, match: str) -> None:
+    problem = pb.load_dataset("random", n=5, n_private=2, seed=0)
+    with pytest.raises(pb.PrivbenchError, match=match):
+        pb.get_mechanism("sppm", **params).solve(problem, 0.1)
+
+
+def test_pairwise_variant_certifies_the_same_optimum() -> None:
+    problem = pb.load_dataset("random", n=14, n_private=2, seed=9, distortion="hamming")
+    delta = 0.2 * perfect_privacy_budget(problem)
+    res = pb.get_mechanism("sppm", tol=1e-5, iterations=300, variant="pairwise").solve(
+        problem, delta)
+    mi = check_mapping(problem, res, delta)
+    mi_opt = mutual_information(problem, pb.get_mechanism("optimal").solve(problem, delta).mapping)
+    assert abs(mi - mi_opt) <= 1e-3
+    assert res.stats["gap_bits"] >= mi - mi_opt - OPT_TOL
+
+
+def test_runner_record_has_gap_bits() -> None:
+    from privbench.runner import RunSpec, execute_run
+
+    rec = execute_run(RunSpec(mechanism="sppm", dataset="random", delta=0.1,
+                              mechanism_params={"iterations": 20},
+                              dataset_params={"n": 10, "seed": 1}))
+    assert rec["status"] == "ok", rec["error"]
+    assert rec["gap_bits"] is not None and rec["gap_bits"] >= 0
+    assert rec["metrics"]["lp_solves"] >= 1
