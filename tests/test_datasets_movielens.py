@@ -192,3 +192,25 @@ def test_real_movielens_100k(real_data_dir: Path) -> None:
     assert problem.n == problem.meta["n_distinct_profiles"]
     assert 0.2 < problem.prior_mi_bits < 0.9
     assert len(problem.extras["ratings"]) == 100000
+
+
+def test_1m_found_through_environment(tmp_path: Path, monkeypatch) -> None:
+    write_1m(tmp_path / "data" / "ml-1m")
+    monkeypatch.setenv("PRIVBENCH_DATA_DIR", str(tmp_path / "data"))
+    problem = ml.MovieLens(variant="ml-1m", top_genres=2).load()
+    assert problem.meta["origin"] == "PRIVBENCH_DATA_DIR" and len(problem.records) == 3
+
+
+@pytest.mark.realdata
+def test_real_movielens_cli_run(real_data_dir: Path, monkeypatch, capsys, host) -> None:
+    import json
+
+    from privbench.cli import main as cli_main
+
+    monkeypatch.setenv("PRIVBENCH_DATA_DIR", str(real_data_dir))
+    code = cli_main(["run", "-m", "expmec", "-d", "movielens:variant=100k", "--delta", "0.1",
+                     "--json", "--no-store"])
+    assert code == 0
+    record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert record["status"] == "ok"
+    assert record["mi_bits"] <= record["prior_mi_bits"] + 1e-9
