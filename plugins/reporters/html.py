@@ -174,6 +174,8 @@ def build_report(db_path: Path, out_dir: Path) -> tuple[Path, list[Path]]:
     counts = df["status"].value_counts().to_dict()
     page.add("<p>Status: " + ", ".join(f"{v} {html.escape(k)}" for k, v in sorted(counts.items()))
              + "</p>")
+    toc: list[str] = []
+    toc_at = len(page.parts)
     for adapter, runs in df.groupby("dataset", sort=True):
         ok = ok_all[ok_all["dataset"] == adapter]
         if "surrogate" in adapter:
@@ -186,7 +188,8 @@ def build_report(db_path: Path, out_dir: Path) -> tuple[Path, list[Path]]:
             slug = _slug(instance)
             n = int(g["n"].dropna().iloc[0]) if g["n"].notna().any() else None
             prior = g["prior_mi_bits"].dropna()
-            page.add(f"<h3>{html.escape(instance)}</h3><p class=note>n = {n}, I(A;B) = "
+            toc.append(f'<li><a href="#{slug}">{html.escape(instance)}</a></li>')
+            page.add(f'<h3 id="{slug}">{html.escape(instance)}</h3><p class=note>n = {n}, I(A;B) = '
                      f"{_num(float(prior.iloc[0]) if not prior.empty else None)} bits, "
                      f"{len(g)} ok runs</p>")
             page.figure(figs.privacy_distortion(g, instance), f"{slug}-fig2-tradeoff",
@@ -206,8 +209,10 @@ def build_report(db_path: Path, out_dir: Path) -> tuple[Path, list[Path]]:
             page.add(f"<p class=bad>{len(bad)} run(s) of {html.escape(adapter)} not ok: "
                      + html.escape("; ".join(f"{r.label} Δ={r.delta:g}: {r.status} {r.error or ''}"
                                              for r in bad.head(5).itertuples())) + "</p>")
+    if toc:
+        page.parts.insert(toc_at, f"<ul>{''.join(toc)}<li><a href=#runs>all runs</a></li></ul>")
     if not df.empty:
-        page.add("<h2>Runs</h2>")
+        page.add("<h2 id=runs>Runs</h2>")
         _run_table(page, df)
         page.add(_provenance_block(df))
     doc = ("<!doctype html><html lang=en><head><meta charset=utf-8>"
