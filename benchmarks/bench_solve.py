@@ -1,0 +1,36 @@
+"""Solve time and peak memory of the built-in mechanisms at the benchmark budget.
+
+Δ = BUDGET_FRACTION x (distortion of the best constant mapping), see ``_common``; the
+synthetic sizes m = 4, 6, 8 (n = 16, 64, 256) show how solve time scales with n.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import Case, load_cases, mechanism, require, skip_unsuitable
+
+
+class Solve:
+    """``time_solve`` / ``peakmem_solve``: one ``mechanism.solve(problem, Δ)``; smaller is better."""
+
+    params = (["expmec", "optimal", "sppm-highs"],
+              ["synthetic-m4", "synthetic-m6", "synthetic-m8", "census", "movielens"])
+    param_names = ["mechanism", "dataset"]
+    timeout = 600
+
+    def setup_cache(self) -> dict[str, Case]:
+        return load_cases(self.params[1])
+
+    def setup(self, cases: dict[str, Case], mech: str, dataset: str) -> None:
+        self.case = require(cases, dataset)
+        self.mech = mechanism(mech)
+        skip_unsuitable(self.mech, self.case)
+
+    def time_solve(self, cases: dict[str, Case], mech: str, dataset: str) -> None:
+        """Seconds for one solve."""
+        self.mech.solve(self.case.problem, self.case.delta)
+
+    def peakmem_solve(self, cases: dict[str, Case], mech: str, dataset: str) -> Any:
+        """Peak resident memory of the process around one solve (bytes)."""
+        return self.mech.solve(self.case.problem, self.case.delta)
