@@ -6,6 +6,7 @@ distortion. Two methods, both using only ``distortion.block`` (K x n at a time):
 
 * :func:`k_center` - greedy farthest-first (Gonzalez 1985), a 2-approximation of the
   smallest radius r = max_b min_c d(b, c), the quantity Theorem 1's bound depends on;
+* :func:`k_means_pp` - seeded k-means++ starts (D² sampling weighted by p(b));
 * :func:`k_medoids` - Lloyd-style alternation weighted by p(b): assign each symbol to
   its nearest representative, then move each representative to the member with the
   smallest Σ p(b) d(m, b) (k-means/k-modes restricted to alphabet points, with the
@@ -64,6 +65,29 @@ def k_center(distortion: Distortion, k: int, p_b: np.ndarray) -> Quantization:
             break  # every symbol already sits on a center
         centers.append(far)
         nearest = np.minimum(nearest, distortion.block(np.array([far]), np.arange(n))[0])
+    return assign(distortion, np.array(centers))
+
+
+def k_means_pp(distortion: Distortion, k: int, p_b: np.ndarray,
+               rng: np.random.Generator) -> Quantization:
+    """Weighted k-means++ seeding (Arthur & Vassilvitskii 2007) with the problem's d.
+
+    The first center is drawn ∝ p(b), each next one ∝ p(b) D(b)², D(b) the distance to
+    the nearest center so far; unlike farthest-first it is not drawn to rare outliers.
+    """
+    n = distortion.n
+    k = min(k, n)
+    cols = np.arange(n)
+    centers = [int(rng.choice(n, p=p_b / p_b.sum()))]
+    nearest = distortion.block(np.array(centers), cols)[0].copy()
+    while len(centers) < k:
+        weight = p_b * nearest**2
+        total = weight.sum()
+        if total <= 0:
+            break  # every symbol with mass already sits on a center
+        nxt = int(rng.choice(n, p=weight / total))
+        centers.append(nxt)
+        nearest = np.minimum(nearest, distortion.block(np.array([nxt]), cols)[0])
     return assign(distortion, np.array(centers))
 
 

@@ -1,6 +1,8 @@
 """Quantized privacy-preserving mapping (Salamatian et al., GlobalSIP 2013, Algorithm 1).
 
-Cluster the public alphabet into K representatives (:mod:`._quantize`), aggregate the
+Cluster the public alphabet into K representatives (:mod:`._quantize`: k-medoids with
+the data set's own distortion from seeded k-means++ starts, or greedy k-center for the
+smallest radius r), aggregate the
 prior onto the clusters (eq. 3), solve the mapping problem on the K-symbol alphabet
 with any registered mapping mechanism (``inner``), and release ĉ for b with
 probability q(ĉ | ψ(b)) (eq. 4).
@@ -17,13 +19,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import scipy.sparse as sp
 
 import privbench as pb
 
-from ._quantize import Quantization, aggregate, k_center, k_medoids
+from ._quantize import Quantization, aggregate, k_center, k_means_pp, k_medoids
 
 METHODS = ("kmedoids", "kcenter")
+INITS = ("kmeans++", "kcenter")
 
 
 def _value(text: str) -> Any:
@@ -70,11 +74,14 @@ class QuantizedMapping(pb.MappingMechanism):
     respects_budget = False  # distortion is bounded by Δ + r (Theorem 1), not Δ
 
     def __init__(self, n_clusters: int = 25, method: str = "kmedoids", inner: str = "optimal",
-                 inner_params: Any = None, max_iter: int = 50) -> None:
+                 inner_params: Any = None, init: str = "kmeans++", n_init: int = 4,
+                 max_iter: int = 50) -> None:
         self.n_clusters = n_clusters
         self.method = method
         self.inner = inner
         self.inner_params = inner_params
+        self.init = init
+        self.n_init = n_init
         self.max_iter = max_iter
 
     def _validate(self) -> dict[str, Any]:
@@ -84,17 +91,35 @@ class QuantizedMapping(pb.MappingMechanism):
         if self.method not in METHODS:
             raise pb.ValidationError(
                 f"quantized: method must be one of {', '.join(METHODS)}; got {self.method!r}")
+        if self.init not in INITS:
+            raise pb.ValidationError(
+                f"quantized: init must be one of {', '.join(INITS)}; got {self.init!r}")
+        for name in ("n_init", "max_iter"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise pb.ValidationError(
+                    f"quantized: {name} must be an integer >= 1; got {value!r}")
         if not isinstance(self.inner, str) or self.inner == self.name:
             raise pb.ValidationError(
                 f"quantized: inner must name another mapping mechanism; got {self.inner!r}")
         return parse_inner_params(self.inner_params)
 
-    def quantize(self, problem: pb.PrivacyProblem) -> Quantization:
-        """ψ for this problem (exposed for tests and reports)."""
-        p_b = problem.p_b
+    def quantize(self, problem: pb.PrivacyProblem, seed: int | None = None) -> Quantization:
+        """ψ for this problem (exposed for tests and reports).
+
+        ``kcenter``: farthest-first, the smallest radius r (Theorem 1's bound).
+        ``kmedoids``: k-means-style refinement from ``init``; with ``kmeans++`` the best
+        of ``n_init`` seeded starts by quantisation distortion E[d(ψ(B), B)].
+        """
+        d, p_b, k = problem.distortion, problem.p_b, self.n_clusters
         if self.method == "kcenter":
-            return k_center(problem.distortion, self.n_clusters, p_b)
-        return k_medoids(problem.distortion, self.n_clusters, p_b, max_iter=int(self.max_iter))
+            return k_center(d, k, p_b)
+        if self.init == "kcenter":
+            return k_medoids(d, k, p_b, max_iter=self.max_iter, init=k_center(d, k, p_b))
+        rng = np.random.default_rng(seed if seed is not None else 0)
+        runs = [k_medoids(d, k, p_b, max_iter=self.max_iter, init=k_means_pp(d, k, p_b, rng))
+                for _ in range(self.n_init)]
+        return min(runs, key=lambda q: (q.mean_distortion(p_b), q.radius))
 
     def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
               ) -> pb.MechanismResult:
@@ -105,7 +130,7 @@ class QuantizedMapping(pb.MappingMechanism):
             raise pb.ValidationError(
                 f"quantized: inner mechanism {self.inner!r} is a {inner.output} mechanism; "
                 "it must produce a mapping")
-        q = self.quantize(problem)
+        q = self.quantize(problem, seed)
         centers = q.centers
         reduced = pb.PrivacyProblem.from_arrays(
             joint=aggregate(problem.joint, q),

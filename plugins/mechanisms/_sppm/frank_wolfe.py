@@ -203,7 +203,10 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
             return SPPMOutcome(np.full(n, best), cols, np.ones(n), {
                 "iterations": 0, "lp_solves": 0, "gap_bits": 0.0, "lower_bound_bits": 0.0,
                 "objective_bits": 0.0, "converged": True, "stop_reason": "perfect privacy",
-                "columns": n, "columns_generated": 0, "support_max": 1, "variant": variant,
+                "columns": n, "columns_generated": 0, "support_max": 1, "support_hist": {1: n},
+                "lp_iterations": 0, "time_pricing_s": 0.0, "time_lp_s": 0.0,
+                "time_linesearch_s": 0.0, "variant": variant, "atoms": None,
+                "objective_trace_bits": [0.0], "gap_trace_bits": [0.0],
                 "runtime_total_s": time.perf_counter() - t_total})
 
     rows, cols = start_pairs(problem, delta)
