@@ -62,6 +62,20 @@ def test_k_medoids_does_not_increase_quantization_distortion():
     np.testing.assert_array_equal(q.labels[q.centers], np.arange(q.centers.size))
 
 
+def test_kmeans_pp_starts_are_seeded_and_the_best_start_is_kept():
+    problem = hamming_problem(bits=6, seed=7)
+    mech = pb.get_mechanism("quantized", n_clusters=6, n_init=3)
+    a, b = mech.quantize(problem, seed=1), mech.quantize(problem, seed=1)
+    np.testing.assert_array_equal(a.centers, b.centers)
+    # n_init = 8 from seed 0 includes the n_init = 1 start from seed 0 (same stream)
+    single = pb.get_mechanism("quantized", n_clusters=6, n_init=1).quantize(problem, seed=0)
+    best = pb.get_mechanism("quantized", n_clusters=6, n_init=8).quantize(problem, seed=0)
+    assert best.mean_distortion(problem.p_b) <= single.mean_distortion(problem.p_b) + 1e-15
+    assert a.centers.size == 6 and len(set(a.centers.tolist())) == 6
+    kc = pb.get_mechanism("quantized", n_clusters=6, method="kcenter").quantize(problem)
+    np.testing.assert_array_equal(kc.centers, k_center(problem.distortion, 6, problem.p_b).centers)
+
+
 def test_aggregation_is_eq3():
     problem = hamming_problem(bits=4, k=3, seed=2)
     q = assign(problem.distortion, np.array([0, 7, 15]))
@@ -118,6 +132,10 @@ def test_inner_params_and_errors():
         pb.get_mechanism("quantized", n_clusters=0).solve(problem, 0.1)
     with pytest.raises(pb.ValidationError, match="method"):
         pb.get_mechanism("quantized", method="kmeans").solve(problem, 0.1)
+    with pytest.raises(pb.ValidationError, match="init"):
+        pb.get_mechanism("quantized", init="random").solve(problem, 0.1)
+    with pytest.raises(pb.ValidationError, match="n_init"):
+        pb.get_mechanism("quantized", n_init=0).solve(problem, 0.1)
     with pytest.raises(pb.ValidationError, match="inner_params"):
         pb.get_mechanism("quantized", inner_params="beta").solve(problem, 0.1)
     with pytest.raises(pb.PrivbenchError, match="nope"):
