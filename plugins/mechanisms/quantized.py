@@ -27,7 +27,7 @@ import privbench as pb
 from ._quantize import Quantization, aggregate, k_center, k_means_pp, k_medoids
 
 METHODS = ("kmedoids", "kcenter")
-INITS = ("kmeans++", "kcenter")
+INITS = ("best", "kmeans++", "kcenter")
 
 
 def _value(text: str) -> Any:
@@ -74,7 +74,7 @@ class QuantizedMapping(pb.MappingMechanism):
     respects_budget = False  # distortion is bounded by Δ + r (Theorem 1), not Δ
 
     def __init__(self, n_clusters: int = 25, method: str = "kmedoids", inner: str = "optimal",
-                 inner_params: Any = None, init: str = "kmeans++", n_init: int = 4,
+                 inner_params: Any = None, init: str = "best", n_init: int = 4,
                  max_iter: int = 50) -> None:
         self.n_clusters = n_clusters
         self.method = method
@@ -108,17 +108,22 @@ class QuantizedMapping(pb.MappingMechanism):
         """ψ for this problem (exposed for tests and reports).
 
         ``kcenter``: farthest-first, the smallest radius r (Theorem 1's bound).
-        ``kmedoids``: k-means-style refinement from ``init``; with ``kmeans++`` the best
-        of ``n_init`` seeded starts by quantisation distortion E[d(ψ(B), B)].
+        ``kmedoids``: k-means-style refinement from the k-center start (``init=kcenter``),
+        from ``n_init`` seeded k-means++ starts (``kmeans++``) or from all of them
+        (``best``, the default); the run with the smallest quantisation distortion
+        E[d(ψ(B), B)] wins (ties: smaller r). Neither start dominates: farthest-first
+        keeps r small, k-means++ usually finds a lower mean.
         """
         d, p_b, k = problem.distortion, problem.p_b, self.n_clusters
         if self.method == "kcenter":
             return k_center(d, k, p_b)
-        if self.init == "kcenter":
-            return k_medoids(d, k, p_b, max_iter=self.max_iter, init=k_center(d, k, p_b))
-        rng = np.random.default_rng(seed if seed is not None else 0)
-        runs = [k_medoids(d, k, p_b, max_iter=self.max_iter, init=k_means_pp(d, k, p_b, rng))
-                for _ in range(self.n_init)]
+        starts = []
+        if self.init in ("best", "kcenter"):
+            starts.append(k_center(d, k, p_b))
+        if self.init in ("best", "kmeans++"):
+            rng = np.random.default_rng(seed if seed is not None else 0)
+            starts.extend(k_means_pp(d, k, p_b, rng) for _ in range(self.n_init))
+        runs = [k_medoids(d, k, p_b, max_iter=self.max_iter, init=s) for s in starts]
         return min(runs, key=lambda q: (q.mean_distortion(p_b), q.radius))
 
     def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
