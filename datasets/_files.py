@@ -220,7 +220,7 @@ def verify_cached(source: Source, spec: FileSpec) -> None:
         if got != want:
             raise DataError(
                 f"cached file {path} does not match the official sha256 (expected {want}, "
-                f"got {got}); delete it and run `privbench data fetch {spec.dataset}`"
+                f"got {got}); delete it and supply the files again. {spec.how_to}"
             )
 
 
