@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                                   f"have: {', '.join(curves)}")
         rows = summarise(curves, targets=targets, budgets=budgets, reference=ref)
         table = Table(title=escape(f"{instance}: n = {int(g['n'].max())}, I(A;B) = {prior:.4g} bits"))
-        table.add_column("mechanism", overflow="fold")
+        table.add_column("mechanism", no_wrap=True, min_width=min(40, max(map(len, curves))))
         table.add_column("points", justify="right")
         for b in budgets:
             table.add_column(escape(f"I at Δ≤{b:g}"), justify="right")

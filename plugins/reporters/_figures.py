@@ -50,19 +50,25 @@ def pick_budgets(deltas: list[float], count: int = 3) -> list[float]:
 
 def informative_budgets(df: pd.DataFrame, count: int = 3, floor: float = 0.1) -> list[float]:
     """Three budgets that show the trade-off: the smallest stored Δ, the first Δ at which
-    the best mechanism is down to ``floor`` x I(A; B) (or the largest Δ), and one between.
+    the best mechanism is down to ``floor`` x I(A; B) (or the largest Δ), and between them
+    the Δ at which the best mechanism is closest to half of I(A; B).
 
     The papers pick their ROC budgets the same way: nearly no distortion, enough for
     near-perfect privacy, and something in between (SPPM section 4.3).
     """
     d = sorted(set(float(x) for x in df["delta"]))
     prior = df["prior_mi_bits"].dropna()
-    if d and not prior.empty and df["mi_bits"].notna().any():
-        best = df.groupby("delta")["mi_bits"].min()
-        low = best[best <= floor * float(prior.iloc[0])]
-        if not low.empty:
-            d = [x for x in d if x <= float(low.index.min())]
-    return pick_budgets(d, count)
+    if len(d) <= count or prior.empty or not df["mi_bits"].notna().any():
+        return pick_budgets(d, count)
+    half = 0.5 * float(prior.iloc[0])
+    best = df.groupby("delta")["mi_bits"].min().dropna()
+    low = best[best <= floor * 2 * half]
+    hi = float(low.index.min()) if not low.empty else d[-1]
+    inner = best[(best.index > d[0]) & (best.index < hi)]
+    if inner.empty:
+        return pick_budgets([x for x in d if x <= hi], count)
+    mid = float((inner - half).abs().idxmin())
+    return [d[0], mid, hi]
 
 
 def privacy_distortion(df: pd.DataFrame, title: str) -> bytes | None:
