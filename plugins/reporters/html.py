@@ -114,8 +114,8 @@ def _table1_section(page: _Page, ok: pd.DataFrame) -> None:
         return
     fmi = {r["label"]: r["fmi"] for _, r in at.iterrows()}
     features = list(fmi[labels[0]])
-    body = [[f, fmi[labels[0]][f]["before"], *(fmi[lab][f]["after"] for lab in labels)]
-            for f in features]
+    body = [[f, f"{fmi[labels[0]][f]['before']:.4f}",
+             *(f"{fmi[lab][f]['after']:.4f}" for lab in labels)] for f in features]
     page.add(f"<h3>Table 1: I(A; F) per public feature, before and after (Δ = {delta:g})</h3>"
              + _table(["feature F", "before"] + [f"after {lab}" for lab in labels], body))
 
