@@ -91,3 +91,16 @@ def test_images_render_in_headless_chromium(store: Path, tmp_path: Path) -> None
     chromium(f"--user-data-dir={profile}", "--window-size=1200,900", f"--screenshot={shot}",
              (out / "index.html").as_uri())
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10000
+
+
+def test_informative_budgets_pick_low_half_and_private() -> None:
+    import pandas as pd
+
+    from privbench.plugins.reporters._figures import informative_budgets
+
+    # best leakage per budget: 1.0, 0.8, 0.55, 0.3, 0.05, 0.0 with I(A;B) = 1
+    df = pd.DataFrame({"delta": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.3],
+                       "mi_bits": [1.0, 0.8, 0.55, 0.3, 0.05, 0.0, 0.9],
+                       "prior_mi_bits": 1.0})
+    assert informative_budgets(df) == [0.1, 0.3, 0.5]
+    assert informative_budgets(df.iloc[:2]) == [0.1, 0.2]
