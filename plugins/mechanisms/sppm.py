@@ -27,12 +27,14 @@ class SPPM(pb.MappingMechanism):
     test_parameters = {"iterations": [30], "lp_backend": ["highs", "scipy"]}
 
     def __init__(self, iterations: int = 100, tol: float = 1e-4, lp_backend: str = "highs",
-                 variant: str = "classic", corrective_steps: int = 10) -> None:
+                 variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128
+                 ) -> None:
         self.iterations = iterations
         self.tol = tol
         self.lp_backend = lp_backend
         self.variant = variant
         self.corrective_steps = corrective_steps
+        self.neighbours = neighbours
 
     def _check_params(self) -> None:
         if not isinstance(self.iterations, numbers.Integral) or isinstance(self.iterations, bool) \
@@ -48,6 +50,10 @@ class SPPM(pb.MappingMechanism):
                 or isinstance(self.corrective_steps, bool) or self.corrective_steps < 0:
             raise pb.ValidationError(f"sppm: corrective_steps must be an integer >= 0; got "
                                      f"{self.corrective_steps!r}")
+        if not isinstance(self.neighbours, numbers.Integral) or isinstance(self.neighbours, bool) \
+                or self.neighbours < 1:
+            raise pb.ValidationError(f"sppm: neighbours must be an integer >= 1; got "
+                                     f"{self.neighbours!r}")
 
     def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
               ) -> pb.MechanismResult:
@@ -56,7 +62,8 @@ class SPPM(pb.MappingMechanism):
         backend = pb.get_lp_backend(str(self.lp_backend))
         out = solve_sppm(problem, delta, backend, iterations=int(self.iterations),
                          tol=float(self.tol), variant=str(self.variant),
-                         corrective_steps=int(self.corrective_steps))
+                         corrective_steps=int(self.corrective_steps),
+                         neighbours=int(self.neighbours))
         keep = out.x > 0
         X = sp.csc_array((out.x[keep], (out.rows[keep], out.cols[keep])),
                          shape=(problem.n, problem.n))

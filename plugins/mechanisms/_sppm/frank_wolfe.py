@@ -35,7 +35,7 @@ from .leakage import (
     pair_costs,
 )
 from .linesearch import exact_line_search
-from .pricing import BLOCK_ENTRIES, price
+from .pricing import BLOCK_ENTRIES, Neighbours, price_exact, price_neighbours
 
 LN2 = math.log(2.0)
 #: a pair enters the master when its reduced cost is below -RC_TOL (LP dual tolerance)
@@ -92,7 +92,7 @@ class ActiveSet:
     """The active pairs V with their budget coefficients, mirrored in the LP backend."""
 
     def __init__(self, problem: PrivacyProblem, backend: LPBackend, rows: np.ndarray,
-                 cols: np.ndarray, timers: dict[str, float]) -> None:
+                 cols: np.ndarray, timers: dict[str, float], neighbours: int) -> None:
         self.problem = problem
         self.backend = backend
         self.n = problem.n
@@ -104,6 +104,18 @@ class ActiveSet:
         self.lp_solves = 0
         self.lp_iterations = 0
         self._in_backend = 0
+        self.full_scans = 0
+        t = time.perf_counter()
+        self.nb = Neighbours(problem.distortion, neighbours)
+        timers["pricing"] += time.perf_counter() - t
+
+    def _fresh(self, best_i: np.ndarray, best_v: np.ndarray, mu: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Inputs whose best pair prices out and is not in V yet."""
+        cand = np.flatnonzero(best_v - mu < -RC_TOL)
+        new_keys = best_i[cand] * self.n + cand
+        fresh = np.array([k not in self.keys for k in new_keys.tolist()], dtype=bool)
+        return fresh, new_keys, cand
 
     def linear_step(self, L: np.ndarray, empty: np.ndarray, empty_cost: np.ndarray | None
                     ) -> tuple[LPSolution, float, np.ndarray, int]:
@@ -112,7 +124,7 @@ class ActiveSet:
         :returns: the final master solution, λ, ``m_j = min_i c_ij - λ a_ij`` over *all*
             i (the last pricing round) and the number of pairs added.
         """
-        problem, n, P = self.problem, self.n, self.problem.joint
+        problem, P = self.problem, self.problem.joint
         c = pair_costs(L, P, self.rows, self.cols, empty, empty_cost)
         if self._in_backend == 0:
             self.backend.add_columns(self.cols, c, self.a)
@@ -131,12 +143,18 @@ class ActiveSet:
                                    f"{sol.status}: {sol.message}")
             lam = min(float(sol.budget_dual), 0.0)
             t = time.perf_counter()
-            best_i, best_v = price(L, P, problem.p_b, problem.distortion, lam, empty, empty_cost)
+            # cheap rounds on the neighbour lists; an exact scan once they are exhausted
+            best_i, best_v = price_neighbours(L, P, problem.p_b, self.nb, lam, empty, empty_cost)
+            fresh, new_keys, cand = self._fresh(best_i, best_v, sol.simplex_duals)
+            exact = not fresh.any()
+            if exact:
+                best_i, best_v, scanned = price_exact(L, P, problem.p_b, problem.distortion,
+                                                      self.nb, lam, empty, empty_cost,
+                                                      (best_i, best_v))
+                self.full_scans += scanned
+                fresh, new_keys, cand = self._fresh(best_i, best_v, sol.simplex_duals)
             self.timers["pricing"] += time.perf_counter() - t
-            cand = np.flatnonzero(best_v - sol.simplex_duals < -RC_TOL)
-            new_keys = best_i[cand] * n + cand
-            fresh = np.array([k not in self.keys for k in new_keys.tolist()], dtype=bool)
-            if not fresh.any():
+            if exact and not fresh.any():
                 return sol, lam, best_v, added
             ni, nj = best_i[cand[fresh]], cand[fresh]
             self.keys.update(new_keys[fresh].tolist())
@@ -160,7 +178,7 @@ def _corrective_steps(atoms: AtomSet, x: np.ndarray, Q: np.ndarray, p_a: np.ndar
         s, v = int(np.argmin(sc)), int(np.argmax(sc))
         if sc[v] - sc[s] <= threshold:
             break
-        dQ = atoms.Qs[s] - atoms.Qs[v]
+        dQ = atoms.Q(s) - atoms.Q(v)
         gamma, _ = exact_line_search(Q, Q + dQ, p_a, atoms.w[v])
         if gamma <= 0:
             break
@@ -172,7 +190,7 @@ def _corrective_steps(atoms: AtomSet, x: np.ndarray, Q: np.ndarray, p_a: np.ndar
 
 def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                iterations: int = 100, tol: float = 1e-4, eta: float = POSTERIOR_FLOOR,
-               variant: str = "classic", corrective_steps: int = 10,
+               variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
                on_iteration: Callable[[dict[str, Any]], None] | None = None) -> SPPMOutcome:
     """Run SPPM; stop after ``iterations`` steps or once the certified gap < ``tol`` bits.
 
@@ -210,10 +228,11 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                 "runtime_total_s": time.perf_counter() - t_total})
 
     rows, cols = start_pairs(problem, delta)
-    V = ActiveSet(problem, backend, rows, cols, timers)
+    V = ActiveSet(problem, backend, rows, cols, timers, neighbours)
     x = np.ones(n)
     kappa = limit_costs(P, p_a, problem.p_b)
     best_lb = 0.0
+    lam = 0.0
     trace_f: list[float] = []
     trace_gap: list[float] = []
     stop = "iterations"
@@ -266,8 +285,11 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         "iterations": steps,
         "lp_solves": V.lp_solves,
         "lp_iterations": V.lp_iterations,
+        "full_scan_columns": V.full_scans,
+        "neighbours": V.nb.k,
         "gap_bits": trace_gap[-1],
         "lower_bound_bits": best_lb / LN2,
+        "budget_dual": lam,
         "objective_bits": trace_f[-1],
         "converged": stop == "tolerance",
         "stop_reason": stop,
@@ -305,7 +327,7 @@ def _step(V: ActiveSet, atoms: AtomSet | None, sol: LPSolution, x: np.ndarray, Q
     sc = atoms.scores(L)
     sc[s] = -np.inf
     v = int(np.argmax(sc))
-    dQ = Q_new - atoms.Qs[v]
+    dQ = Q_new - atoms.Q(v)
     gamma, _ = exact_line_search(Q, Q + dQ, p_a, atoms.w[v])
     if gamma > 0:
         x = x + gamma * (atoms.x_of(s, x.size) - atoms.x_of(v, x.size))

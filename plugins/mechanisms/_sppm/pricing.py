@@ -2,12 +2,16 @@
 
 For a budget dual λ <= 0 it computes, for every input j,
 ``m_j = min_i c[i, j] - λ p(b_j) d(b̂_i, b_j)`` and the minimising i. With the master's
-μ_j, column (i, j) prices out iff ``m_j - μ_j < 0``; and whatever λ <= 0 is,
+μ_j, pair (i, j) prices out iff ``m_j - μ_j < 0``; and whatever λ <= 0 is,
 ``λ Δ + Σ_j m_j`` is a lower bound of the full LP over all n² pairs (Lagrangian
 duality), which is what makes the Frank-Wolfe gap certified.
 
-The cost matrix is the rank-|A| product C = Lᵀ P, built and scanned in blocks of
-columns so memory stays O(n · block) (DESIGN.md: never an n x n matrix).
+The cost matrix is the rank-|A| product C = Lᵀ P and is never stored: the full scan
+works in blocks of columns (memory O(n · block)). The fast path prices only each
+input's K nearest outputs (:class:`Neighbours`) and proves the rest cannot win:
+outside the list d(b̂_i, b_j) >= d_K(j), so every value there is at least
+``min_i c[i, j] + (-λ) p(b_j) d_K(j)``; only inputs where that bound does not clear
+the best value found are scanned in full. The result is exact either way.
 """
 
 from __future__ import annotations
@@ -20,23 +24,31 @@ from privbench import Distortion
 BLOCK_ENTRIES = 2**20
 
 
+def _blocks(n: int, cols: np.ndarray, block_entries: int):
+    step = max(1, min(cols.size, block_entries // max(n, 1)))
+    for s in range(0, cols.size, step):
+        yield cols[s : s + step]
+
+
 def price(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion: Distortion, lam: float,
           empty: np.ndarray, empty_cost: np.ndarray | None = None,
-          block_entries: int = BLOCK_ENTRIES) -> tuple[np.ndarray, np.ndarray]:
-    """Return (argmin_i, min_i) of c[i, j] - λ p(b_j) d(b̂_i, b_j) for every j.
+          cols: np.ndarray | None = None, block_entries: int = BLOCK_ENTRIES
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """Full scan: (argmin_i, min_i) of c[i, j] - λ p(b_j) d(b̂_i, b_j) for j in ``cols``.
 
     :param L: decoder log-ratios (|A|, n); c[i, j] = Σ_a L[a, i] P[a, j]
     :param empty: outputs with no mass; their cost is ``empty_cost[j]`` (0 when None)
+    :param cols: inputs to price (default all)
     """
     n = P.shape[1]
-    best_i = np.empty(n, dtype=np.int64)
-    best_v = np.empty(n)
+    cols = np.arange(n) if cols is None else np.asarray(cols, dtype=np.int64)
+    best_i = np.empty(cols.size, dtype=np.int64)
+    best_v = np.empty(cols.size)
     all_rows = np.arange(n)
-    step = max(1, min(n, block_entries // max(n, 1)))
     has_empty = bool(empty.any())
     LT = np.ascontiguousarray(L.T)
-    for s in range(0, n, step):
-        J = np.arange(s, min(n, s + step))
+    pos = 0
+    for J in _blocks(n, cols, block_entries):
         M = LT @ P[:, J]
         if has_empty:
             M[empty, :] = 0.0 if empty_cost is None else empty_cost[J][None, :]
@@ -45,6 +57,108 @@ def price(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion: Distortion,
             D *= -lam * p_b[J][None, :]
             M += D
         idx = np.argmin(M, axis=0)
-        best_i[J] = idx
-        best_v[J] = M[idx, np.arange(J.size)]
+        best_i[pos : pos + J.size] = idx
+        best_v[pos : pos + J.size] = M[idx, np.arange(J.size)]
+        pos += J.size
     return best_i, best_v
+
+
+class Neighbours:
+    """The K outputs nearest to each input by distortion: one blocked scan, O(n K) memory."""
+
+    def __init__(self, distortion: Distortion, k: int, block_entries: int = BLOCK_ENTRIES) -> None:
+        n = distortion.n
+        k = max(1, min(int(k), n))
+        self.k = k
+        self.idx = np.empty((n, k), dtype=np.int64)
+        self.dist = np.empty((n, k))
+        rows = np.arange(n)
+        for J in _blocks(n, rows, block_entries):
+            D = distortion.block(rows, J)  # (n, |J|)
+            part = np.argpartition(D, k - 1, axis=0)[:k] if k < n else \
+                np.broadcast_to(rows[:, None], D.shape)
+            d = np.take_along_axis(D, part, axis=0)
+            order = np.argsort(d, axis=0, kind="stable")
+            self.idx[J] = np.take_along_axis(part, order, axis=0).T
+            self.dist[J] = np.take_along_axis(d, order, axis=0).T
+        #: every output outside j's list is at least this far from b_j
+        self.radius = self.dist[:, -1].copy()
+        self.complete = k >= n
+
+
+def price_neighbours(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, nb: Neighbours, lam: float,
+                     empty: np.ndarray, empty_cost: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """(argmin, min) of c - λ a over each input's neighbour list only: O(|A| n K)."""
+    n = P.shape[1]
+    c = np.einsum("ajk,aj->jk", L[:, nb.idx], P)
+    if empty.any():
+        at_empty = empty[nb.idx]
+        fill = np.zeros(n) if empty_cost is None else empty_cost
+        c = np.where(at_empty, fill[:, None], c)
+    c -= lam * p_b[:, None] * nb.dist
+    arg = np.argmin(c, axis=1)
+    rows = np.arange(n)
+    return nb.idx[rows, arg], c[rows, arg]
+
+
+def _hull_points(points: np.ndarray) -> np.ndarray:
+    """Indices of the convex-hull vertices of ``points`` (all indices when Qhull cannot help).
+
+    A linear function attains its minimum over a finite set at a hull vertex, so
+    min_i ⟨L_i, P_j⟩ only needs these (usually a handful) instead of all n outputs.
+    """
+    m, dim = points.shape
+    if dim == 1:
+        return np.array([int(np.argmin(points[:, 0])), int(np.argmax(points[:, 0]))])
+    if m <= dim + 1:
+        return np.arange(m)
+    from scipy.spatial import ConvexHull, QhullError
+
+    try:
+        return np.asarray(ConvexHull(points).vertices)
+    except (QhullError, ValueError):  # flat or degenerate point set: use them all
+        return np.arange(m)
+
+
+def min_cost(L: np.ndarray, P: np.ndarray, empty: np.ndarray, empty_cost: np.ndarray | None
+             ) -> np.ndarray:
+    """min_i c[i, j] for every j (distortion ignored), via the hull of the points L[:, i]."""
+    n = P.shape[1]
+    live = np.flatnonzero(~empty)
+    if live.size:
+        pts = L[:, live].T
+        hull = _hull_points(pts)
+        out = (pts[hull] @ P).min(axis=0)
+        # a hair of slack for rounding in Qhull and in the products
+        out -= 1e-12 * (np.abs(pts).max() * P.sum(axis=0) + 1e-300)
+    else:
+        out = np.full(n, np.inf)
+    if empty.any():
+        out = np.minimum(out, 0.0 if empty_cost is None else empty_cost)
+    return out
+
+
+def price_exact(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion: Distortion,
+                nb: Neighbours, lam: float, empty: np.ndarray,
+                empty_cost: np.ndarray | None = None,
+                neighbour_result: tuple[np.ndarray, np.ndarray] | None = None
+                ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Exact (argmin, min) over all n outputs: neighbour lists, a bound, full scans as needed.
+
+    :param neighbour_result: :func:`price_neighbours` for the same L and λ, if at hand
+    :returns: argmin, min, and how many inputs needed a full scan.
+    """
+    if neighbour_result is None:
+        neighbour_result = price_neighbours(L, P, p_b, nb, lam, empty, empty_cost)
+    best_i, best_v = (a.copy() for a in neighbour_result)
+    if nb.complete:
+        return best_i, best_v, 0
+    bound = min_cost(L, P, empty, empty_cost) - lam * p_b * nb.radius
+    unsure = np.flatnonzero(bound < best_v)
+    if unsure.size:
+        i, v = price(L, P, p_b, distortion, lam, empty, empty_cost, cols=unsure)
+        better = v < best_v[unsure]
+        best_i[unsure[better]] = i[better]
+        best_v[unsure[better]] = v[better]
+    return best_i, best_v, int(unsure.size)
