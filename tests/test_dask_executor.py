@@ -44,7 +44,8 @@ def crashy_host(monkeypatch: pytest.MonkeyPatch):
 def cluster():
     """One loopback cluster for the tests that connect with ``--scheduler``."""
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None) as c:
+                                  host="127.0.0.1", dashboard_address=None,
+                                  scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as c:
         yield c
 
 

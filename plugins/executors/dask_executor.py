@@ -163,7 +163,10 @@ class DaskExecutor(pb.Executor):
         cluster = stack.enter_context(LocalCluster(
             n_workers=int(self.workers or os.cpu_count() or 1),
             threads_per_worker=self.threads_per_worker, processes=True, host="127.0.0.1",
-            dashboard_address=None, scheduler_kwargs={"allowed_failures": 0},
+            # no dashboard; its bare HTTP server (health, metrics) on a free port, so two
+            # sweeps (or a sweep beside a user's cluster) do not fight over :8787
+            dashboard_address=None,
+            scheduler_kwargs={"allowed_failures": 0, "dashboard_address": "127.0.0.1:0"},
         ))
         return stack.enter_context(Client(cluster)), 1
 
