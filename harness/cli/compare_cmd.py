@@ -48,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValidationError(f"no ok runs in {args.db}" + (f" matching {args.dataset!r}"
                                                              if args.dataset else ""))
     console = Console()
+    if not console.is_terminal:  # piped into a file or README: do not squeeze to 80 columns
+        console = Console(width=160)
     for instance, g in ok.groupby("instance", sort=True):
         curves = curves_of(g)
         prior = float(g["prior_mi_bits"].dropna().iloc[0]) if g["prior_mi_bits"].notna().any() else 0.0

@@ -192,13 +192,14 @@ def build_report(db_path: Path, out_dir: Path) -> tuple[Path, list[Path]]:
             page.add(f'<h3 id="{slug}">{html.escape(instance)}</h3><p class=note>n = {n}, I(A;B) = '
                      f"{_num(float(prior.iloc[0]) if not prior.empty else None)} bits, "
                      f"{len(g)} ok runs</p>")
-            page.figure(figs.privacy_distortion(g, instance), f"{slug}-fig2-tradeoff",
-                        f"Figure 2 analogue: privacy-distortion, {instance}")
-            for kind, png in figs.roc_panels(g, instance):
-                page.figure(png, f"{slug}-fig3-roc-{kind}",
-                            f"Figures 3-4 analogue: ROC ({kind}) at three budgets, {instance}")
-            page.figure(figs.mapping_behaviour(g, instance), f"{slug}-fig5-behaviour",
-                        f"Figure 5 analogue: mapping behaviour, {instance}")
+            if g["delta"].nunique() >= 2:  # a single budget (a scaling sweep) has no curve
+                page.figure(figs.privacy_distortion(g, instance), f"{slug}-fig2-tradeoff",
+                            f"Figure 2 analogue: privacy-distortion, {instance}")
+                for kind, png in figs.roc_panels(g, instance):
+                    page.figure(png, f"{slug}-fig3-roc-{kind}",
+                                f"Figures 3-4 analogue: ROC ({kind}) at three budgets, {instance}")
+                page.figure(figs.mapping_behaviour(g, instance), f"{slug}-fig5-behaviour",
+                            f"Figure 5 analogue: mapping behaviour, {instance}")
             page.figure(figs.support_histogram(g, instance), f"{slug}-fig7-support",
                         f"Figure 7 analogue: support sizes, {instance}")
             _tradeoff_section(page, g)
