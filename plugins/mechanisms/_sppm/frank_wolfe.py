@@ -35,7 +35,7 @@ from .leakage import (
     pair_costs,
 )
 from .linesearch import exact_line_search
-from .pricing import BLOCK_ENTRIES, Neighbours, price_exact, price_neighbours
+from .pricing import BLOCK_ENTRIES, Balls, Neighbours, price_exact, price_neighbours
 
 LN2 = math.log(2.0)
 #: a pair enters the master when its reduced cost is below -RC_TOL (LP dual tolerance)
@@ -107,6 +107,7 @@ class ActiveSet:
         self.full_scans = 0
         t = time.perf_counter()
         self.nb = Neighbours(problem.distortion, neighbours)
+        self.balls = Balls(problem.distortion)
         timers["pricing"] += time.perf_counter() - t
 
     def _fresh(self, best_i: np.ndarray, best_v: np.ndarray, mu: np.ndarray
@@ -150,7 +151,7 @@ class ActiveSet:
             if exact:
                 best_i, best_v, scanned = price_exact(L, P, problem.p_b, problem.distortion,
                                                       self.nb, lam, empty, empty_cost,
-                                                      (best_i, best_v))
+                                                      (best_i, best_v), self.balls)
                 self.full_scans += scanned
                 fresh, new_keys, cand = self._fresh(best_i, best_v, sol.simplex_duals)
             self.timers["pricing"] += time.perf_counter() - t

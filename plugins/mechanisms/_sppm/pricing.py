@@ -86,6 +86,75 @@ class Neighbours:
         self.complete = k >= n
 
 
+class Balls:
+    """Range queries {i : d(b̂_i, b_j) <= r} for feature distortions (k-d tree), else None.
+
+    sq_l2 / l2 / l1, and Hamming on 0/1 points (where it equals l1), are metrics a k-d
+    tree answers exactly; other distortions fall back to full scans.
+    """
+
+    def __init__(self, distortion: Distortion) -> None:
+        from scipy.spatial import cKDTree
+
+        points = getattr(distortion, "points", None)
+        metric = getattr(distortion, "metric", None)
+        self.tree = None
+        if points is None or metric not in ("sq_l2", "l2", "l1", "hamming"):
+            return
+        if metric == "hamming" and not np.all((points == 0) | (points == 1)):
+            return
+        self.p = 2 if metric in ("sq_l2", "l2") else 1
+        self.square = metric == "sq_l2"
+        self.points = points
+        if points.shape[1] == 1:  # a line: balls are ranges of the sorted points
+            self.order = np.argsort(points[:, 0], kind="stable")
+            self.sorted = points[self.order, 0]
+            self.tree = True
+        else:
+            self.order = None
+            self.tree = cKDTree(points)
+
+    def query(self, cols: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Flattened (row, col) pairs with d <= radius[col] (plus a rounding margin)."""
+        r = np.sqrt(np.maximum(radius, 0.0)) if self.square else np.maximum(radius, 0.0)
+        r = r * (1 + 1e-9) + 1e-12
+        if self.order is not None:
+            centre = self.points[cols, 0]
+            lo = np.searchsorted(self.sorted, centre - r, side="left")
+            hi = np.searchsorted(self.sorted, centre + r, side="right")
+            sizes = hi - lo
+            starts = np.repeat(lo - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
+            rows = self.order[np.arange(int(sizes.sum())) + starts]
+            return rows, np.repeat(cols, sizes)
+        found = self.tree.query_ball_point(self.points[cols], r, p=self.p, return_sorted=False)
+        sizes = np.array([len(f) for f in found], dtype=np.int64)
+        rows = np.concatenate([np.asarray(f, dtype=np.int64) for f in found]) if len(found) \
+            else np.zeros(0, dtype=np.int64)
+        return rows, np.repeat(cols, sizes)
+
+
+def price_balls(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion: Distortion,
+                balls: Balls, lam: float, empty: np.ndarray, empty_cost: np.ndarray | None,
+                cols: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(argmin, min) for inputs ``cols`` over the outputs within ``radius`` of each."""
+    rows, rep = balls.query(cols, radius)
+    c = np.einsum("ak,ak->k", L[:, rows], P[:, rep])
+    if empty.any():
+        at = empty[rows]
+        c[at] = 0.0 if empty_cost is None else empty_cost[rep[at]]
+    v = c - lam * p_b[rep] * distortion.pairs(rows, rep)
+    # segment minimum per input (each ball contains b_j itself when d(b_j, b_j) = 0)
+    order = np.lexsort((v, rep))
+    first = np.concatenate([[True], rep[order][1:] != rep[order][:-1]])
+    pick = order[first]
+    best_i = np.full(cols.size, -1, dtype=np.int64)
+    best_v = np.full(cols.size, np.inf)
+    where = np.searchsorted(cols, rep[pick])
+    best_i[where] = rows[pick]
+    best_v[where] = v[pick]
+    return best_i, best_v
+
+
 def price_neighbours(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, nb: Neighbours, lam: float,
                      empty: np.ndarray, empty_cost: np.ndarray | None = None
                      ) -> tuple[np.ndarray, np.ndarray]:
@@ -142,8 +211,8 @@ def min_cost(L: np.ndarray, P: np.ndarray, empty: np.ndarray, empty_cost: np.nda
 def price_exact(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion: Distortion,
                 nb: Neighbours, lam: float, empty: np.ndarray,
                 empty_cost: np.ndarray | None = None,
-                neighbour_result: tuple[np.ndarray, np.ndarray] | None = None
-                ) -> tuple[np.ndarray, np.ndarray, int]:
+                neighbour_result: tuple[np.ndarray, np.ndarray] | None = None,
+                balls: Balls | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """Exact (argmin, min) over all n outputs: neighbour lists, a bound, full scans as needed.
 
     :param neighbour_result: :func:`price_neighbours` for the same L and λ, if at hand
@@ -154,9 +223,17 @@ def price_exact(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion: Disto
     best_i, best_v = (a.copy() for a in neighbour_result)
     if nb.complete:
         return best_i, best_v, 0
-    bound = min_cost(L, P, empty, empty_cost) - lam * p_b * nb.radius
+    cmin = min_cost(L, P, empty, empty_cost)
+    bound = cmin - lam * p_b * nb.radius
     unsure = np.flatnonzero(bound < best_v)
-    if unsure.size:
+    if unsure.size and balls is not None and balls.tree is not None and lam < 0:
+        # every output that could beat best_v lies within this distortion of b_j
+        radius = (best_v[unsure] - cmin[unsure]) / (-lam * p_b[unsure])
+        i, v = price_balls(L, P, p_b, distortion, balls, lam, empty, empty_cost, unsure, radius)
+        better = v < best_v[unsure]
+        best_i[unsure[better]] = i[better]
+        best_v[unsure[better]] = v[better]
+    elif unsure.size:
         i, v = price(L, P, p_b, distortion, lam, empty, empty_cost, cols=unsure)
         better = v < best_v[unsure]
         best_i[unsure[better]] = i[better]
