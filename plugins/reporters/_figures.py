@@ -18,6 +18,23 @@ ROC_KINDS = (("nb", "Naive Bayes"), ("lr", "Logistic regression"),
              ("posterior", "Bayes-optimal (exact posterior)"))
 
 
+#: one look per mechanism across every figure (others get matplotlib's cycle)
+STYLES = {
+    "sppm": {"color": "#d62728"}, "optimal": {"color": "#000000", "ls": "--"},
+    "expmec": {"color": "#1f77b4"}, "quantized": {"color": "#2ca02c"},
+    "identity": {"color": "#7f7f7f", "ls": ":"},
+    "randomized_response": {"color": "#9467bd"},
+}
+
+
+def style(label: str) -> dict[str, Any]:
+    """Line style of a curve label such as ``sppm[iterations=10]``."""
+    base = label.split("[", 1)[0]
+    if base == "sppm" and label != base:  # the L variants of Figure 6 need their own colours
+        return {}
+    return dict(STYLES.get(base, {}))
+
+
 def _plt() -> Any:
     import matplotlib
 
@@ -80,7 +97,7 @@ def privacy_distortion(df: pd.DataFrame, title: str) -> bytes | None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, g in pts.groupby("label", sort=True):
         g = g.sort_values(["delta", "distortion"])
-        ax.plot(g["distortion"], g["mi_bits"], marker="o", ms=3, label=label)
+        ax.plot(g["distortion"], g["mi_bits"], marker="o", ms=3, label=label, **style(label))
     prior = pts["prior_mi_bits"].dropna()
     if not prior.empty:
         ax.axhline(float(prior.iloc[0]), color="grey", ls=":", lw=1, label="I(A;B), no mapping")
@@ -114,7 +131,8 @@ def roc_panels(df: pd.DataFrame, title: str) -> list[tuple[str, bytes]]:
             at = rocs[np.isclose(rocs["delta"], delta)]
             for label, g in at.groupby("label", sort=True):
                 r = g.iloc[-1]
-                ax.plot(r["roc"]["fpr"], r["roc"]["tpr"], label=f"{label} (AUC {r['auc']:.3f})")
+                ax.plot(r["roc"]["fpr"], r["roc"]["tpr"], label=f"{label} (AUC {r['auc']:.3f})",
+                        **style(label))
             ax.plot([0, 1], [0, 1], color="grey", ls=":", lw=1)
             ax.set_title(f"Δ = {delta:g}")
             ax.set_xlabel("false positive rate")
@@ -140,7 +158,8 @@ def mapping_behaviour(df: pd.DataFrame, title: str) -> bytes | None:
     for label, g in at.groupby("label", sort=True):
         r = g.iloc[-1]
         k = np.arange(1, len(r["mean"]) + 1)
-        ax.errorbar(k, r["mean"], yerr=r["se"], marker="o", ms=3, capsize=2, label=label)
+        ax.errorbar(k, r["mean"], yerr=r["se"], marker="o", ms=3, capsize=2, label=label,
+                    **style(label))
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -161,7 +180,7 @@ def runtime_vs_size(df: pd.DataFrame, title: str) -> bytes | None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, g in pts.groupby("label", sort=True):
         med = g.groupby("n")["runtime_s"].median().sort_index()
-        ax.plot(med.index, med.to_numpy(), marker="o", ms=3, label=label)
+        ax.plot(med.index, med.to_numpy(), marker="o", ms=3, label=label, **style(label))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("alphabet size n")
@@ -191,7 +210,8 @@ def support_histogram(df: pd.DataFrame, title: str) -> bytes | None:
         hist = {int(k): int(v) for k, v in g.iloc[-1]["hist"].items()}
         sizes = np.array(sorted(hist))
         ax.bar(sizes + (g_idx - (len(groups) - 1) / 2) * width, [hist[s] for s in sizes],
-               width=width, label=f"{label} (max {sizes.max()})")
+               width=width, label=f"{label} (max {sizes.max()})",
+               color=style(label).get("color"))
     ax.set_xlabel("support size of p(b̂ | b)")
     ax.set_ylabel("number of symbols b")
     ax.set_title(f"Support sizes at Δ = {delta:g}: {title} (n = {int(at['n'].iloc[0])})")
