@@ -127,6 +127,21 @@ def test_resume_works_across_executors(tmp_path: Path, cluster) -> None:
     assert sorted(by_dask["delta"]) == [1.0, 1.0, 2.0, 2.0]
 
 
+def test_executor_parameters_from_the_command_line(tmp_path: Path, cluster, capsys) -> None:
+    spec = write_spec(tmp_path / "s.toml", mechanisms=["identity"], datasets=["synthetic:m=2"],
+                      deltas=[0.5, 1.0, 2.0])
+    db = tmp_path / "p.sqlite"
+    assert sweep(spec, db, "--executor", "dask:max_pending=1",
+                 "--scheduler", cluster.scheduler_address) == 0
+    with ResultStore(db) as store:
+        assert store.count() == 3
+    assert sweep(spec, db, "--executor", "dask:bogus=1") == 2
+    assert "bogus" in capsys.readouterr().err
+    assert sweep(spec, db, "--executor", "dask:max_pending=0",
+                 "--scheduler", cluster.scheduler_address) == 2
+    assert "max_pending must be an integer >= 1" in capsys.readouterr().err
+
+
 def test_scheduler_needs_the_dask_executor(tmp_path: Path, capsys) -> None:
     spec = write_spec(tmp_path / "s.toml", mechanisms=["identity"], datasets=["synthetic:m=2"],
                       deltas=[0.5])

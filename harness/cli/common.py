@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..host import get_host
+from ..params import parse_spec
 from ..progress import RunProgress
 from ..runner import RunSpec
 from ..store import DEFAULT_DB, ResultStore
@@ -23,8 +24,9 @@ def add_store_args(p: argparse.ArgumentParser) -> None:
 
 
 def make_executor(name: str, workers: int | None, scheduler: str | None = None) -> Any:
+    """``name`` may carry parameters like a mechanism: ``dask:max_pending=64``."""
+    name, params = parse_spec(name, what="executor")
     cls = get_host().get("executor", name)
-    params: dict[str, Any] = {}
     if workers and "workers" in cls.param_names():
         params["workers"] = workers
     if scheduler:

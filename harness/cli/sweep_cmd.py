@@ -16,7 +16,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Run every combination in SPEC.toml (keys: mechanisms, datasets, deltas; "
                     "optional seeds, lp_backends, metrics, timeout, executor, workers).")
     p.add_argument("spec", type=Path, metavar="SPEC.toml")
-    p.add_argument("--executor", default=None, help="local, process, ... (default: spec or local)")
+    p.add_argument("--executor", default=None, help="local, process, dask; NAME:k=v,... sets executor parameters "
+                        "(default: spec or local)")
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                    help="Dask scheduler to run on (dask executor; default: a local cluster)")
     p.add_argument("--resume", action="store_true",

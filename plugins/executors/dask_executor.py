@@ -22,7 +22,7 @@ Failure semantics, matching the ``process`` executor where Dask allows:
   worker that dies holds only the run that killed it: Dask counts a death against every
   task queued on the worker, which would make innocent runs pay for a crashing one.
   On an adaptive cluster that starts from zero workers set ``max_pending`` to the size
-  you want it to grow to;
+  you want it to grow to (``--executor dask:max_pending=64``);
 * the per-run timeout is enforced inside the worker by raising an exception in the
   run's thread. Like the ``local`` executor's SIGALRM it interrupts Python code, not a
   long call inside a C extension (an LP solve), which ends its call first.
@@ -43,7 +43,7 @@ import privbench as pb
 from privbench.provenance import provenance
 from privbench.runner import RunSpec, RunTimeout, empty_record, execute_run
 
-#: how often the scheduler may re-run a task whose worker died, on our local cluster
+#: how often a run whose worker died is submitted again before it is recorded as an error
 DEFAULT_RETRIES = 1
 
 
