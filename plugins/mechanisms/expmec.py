@@ -66,6 +66,14 @@ class ExponentialMechanism(pb.MappingMechanism):
     def respects_budget(self) -> bool:  # type: ignore[override]
         return self.beta is None
 
+    def check_params(self) -> None:
+        beta = self.beta
+        if beta is not None and (not isinstance(beta, int | float) or isinstance(beta, bool)
+                                 or not np.isfinite(beta) or beta < 0):
+            raise pb.ValidationError(f"expmec: beta must be a finite number >= 0; got {beta!r}")
+        if not isinstance(self.max_n, int) or isinstance(self.max_n, bool) or self.max_n < 1:
+            raise pb.ValidationError(f"expmec: max_n must be an integer >= 1; got {self.max_n!r}")
+
     def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
         if problem.n > self.max_n:
             return True, (f"expmec builds a dense {problem.n} x {problem.n} mapping; "
@@ -75,8 +83,7 @@ class ExponentialMechanism(pb.MappingMechanism):
     def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
               ) -> pb.MechanismResult:
         delta = problem.check_delta(delta)
-        if self.beta is not None and (not np.isfinite(self.beta) or self.beta < 0):
-            raise pb.ValidationError(f"expmec: beta must be a finite number >= 0; got {self.beta!r}")
+        self.check_params()
         D = problem.distortion.to_dense(force=problem.n <= self.max_n)
         stats: dict[str, Any] = {}
         if self.beta is not None:

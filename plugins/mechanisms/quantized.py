@@ -84,6 +84,13 @@ class QuantizedMapping(pb.MappingMechanism):
         self.n_init = n_init
         self.max_iter = max_iter
 
+    def check_params(self) -> None:
+        inner = pb.get_mechanism(self.inner, **self._validate())
+        if inner.output != "mapping":
+            raise pb.ValidationError(
+                f"quantized: inner mechanism {self.inner!r} is a {inner.output} mechanism; "
+                "it must produce a mapping")
+
     def _validate(self) -> dict[str, Any]:
         k = self.n_clusters
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:

@@ -61,6 +61,16 @@ class RandomizedResponse(pb.MappingMechanism):
     def respects_budget(self) -> bool:  # type: ignore[override]
         return self.epsilon is None
 
+    def check_params(self) -> None:
+        eps = self.epsilon
+        if eps is not None and (not isinstance(eps, int | float) or isinstance(eps, bool)
+                                or np.isnan(eps) or eps < 0):
+            raise pb.ValidationError(
+                f"randomized_response: epsilon must be a number >= 0; got {eps!r}")
+        if not isinstance(self.max_n, int) or isinstance(self.max_n, bool) or self.max_n < 1:
+            raise pb.ValidationError(
+                f"randomized_response: max_n must be an integer >= 1; got {self.max_n!r}")
+
     def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
         if problem.n > self.max_n:
             return True, (f"randomized_response builds a dense {problem.n} x {problem.n} "
@@ -71,13 +81,9 @@ class RandomizedResponse(pb.MappingMechanism):
               ) -> pb.MechanismResult:
         delta = problem.check_delta(delta)
         n = problem.n
+        self.check_params()
         if self.epsilon is not None:
-            eps = self.epsilon
-            if not isinstance(eps, int | float) or isinstance(eps, bool) or np.isnan(eps) \
-                    or eps < 0:
-                raise pb.ValidationError(
-                    f"randomized_response: epsilon must be a number >= 0; got {eps!r}")
-            eps = float(eps)
+            eps = float(self.epsilon)
         else:
             problem.require_zero_diagonal("randomized_response with a budget")
             eps = epsilon_for_budget(mass_weighted_column_sums(problem), n, delta)

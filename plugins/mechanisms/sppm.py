@@ -27,14 +27,15 @@ class SPPM(pb.MappingMechanism):
     test_parameters = {"iterations": [30], "lp_backend": ["highs", "scipy"]}
 
     def __init__(self, iterations: int = 100, tol: float = 1e-4, lp_backend: str = "highs",
-                 variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128
-                 ) -> None:
+                 variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
+                 exact_every: int = 10) -> None:
         self.iterations = iterations
         self.tol = tol
         self.lp_backend = lp_backend
         self.variant = variant
         self.corrective_steps = corrective_steps
         self.neighbours = neighbours
+        self.exact_every = exact_every
 
     def _check_params(self) -> None:
         if not isinstance(self.iterations, numbers.Integral) or isinstance(self.iterations, bool) \
@@ -50,6 +51,10 @@ class SPPM(pb.MappingMechanism):
                 or isinstance(self.corrective_steps, bool) or self.corrective_steps < 0:
             raise pb.ValidationError(f"sppm: corrective_steps must be an integer >= 0; got "
                                      f"{self.corrective_steps!r}")
+        if not isinstance(self.exact_every, numbers.Integral) \
+                or isinstance(self.exact_every, bool) or self.exact_every < 1:
+            raise pb.ValidationError(f"sppm: exact_every must be an integer >= 1; got "
+                                     f"{self.exact_every!r}")
         if not isinstance(self.neighbours, numbers.Integral) or isinstance(self.neighbours, bool) \
                 or self.neighbours < 1:
             raise pb.ValidationError(f"sppm: neighbours must be an integer >= 1; got "
@@ -63,7 +68,8 @@ class SPPM(pb.MappingMechanism):
         out = solve_sppm(problem, delta, backend, iterations=int(self.iterations),
                          tol=float(self.tol), variant=str(self.variant),
                          corrective_steps=int(self.corrective_steps),
-                         neighbours=int(self.neighbours))
+                         neighbours=int(self.neighbours),
+                         exact_every=int(self.exact_every))
         keep = out.x > 0
         X = sp.csc_array((out.x[keep], (out.rows[keep], out.cols[keep])),
                          shape=(problem.n, problem.n))

@@ -27,7 +27,8 @@ class _Segment:
         self.Q = Q[:, cols][a_idx, c_idx]
         self.dQ = dQ[:, cols][a_idx, c_idx]
         self.col = c_idx
-        self.q = Q[:, cols].sum(axis=0)
+        # q_γ = mass that does not move + the moving entries, so q_γ >= every Q_γ entry
+        self.q_still = Q[:, cols].sum(axis=0) - np.bincount(c_idx, self.Q, cols.size)
         self.dq = dQ[:, cols].sum(axis=0)
         self.log_pa = np.log(np.where(p_a > 0, p_a, 1.0))[a_idx]
 
@@ -36,7 +37,7 @@ class _Segment:
         zero = Qg <= 0
         if zero.any():  # an entry at 0: slope -inf if it is growing, +inf if it is vanishing
             return (-np.inf if np.any(self.dQ[zero] > 0) else np.inf), np.inf
-        qg = self.q + gamma * self.dq
+        qg = self.q_still + np.bincount(self.col, Qg, self.q_still.size)
         g = float(self.dQ @ (np.log(Qg) - self.log_pa - np.log(qg)[self.col]))
         h = float(self.dQ @ (self.dQ / Qg) - self.dq @ (self.dq / qg))
         return g, h
