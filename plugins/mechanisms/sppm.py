@@ -27,7 +27,7 @@ class SPPM(pb.MappingMechanism):
     test_parameters = {"iterations": [30], "lp_backend": ["highs", "scipy"]}
 
     def __init__(self, iterations: int = 100, tol: float = 1e-4, lp_backend: str = "highs",
-                 variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
+                 variant: str = "pairwise", corrective_steps: int = 10, neighbours: int = 128,
                  exact_every: int = 10) -> None:
         self.iterations = iterations
         self.tol = tol
