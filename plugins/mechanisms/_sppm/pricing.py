@@ -190,10 +190,13 @@ def _hull_points(points: np.ndarray) -> np.ndarray:
         return np.arange(m)
 
 
-def min_cost(L: np.ndarray, P: np.ndarray, empty: np.ndarray, empty_cost: np.ndarray | None
-             ) -> np.ndarray:
-    """min_i c[i, j] for every j (distortion ignored), via the hull of the points L[:, i]."""
+def min_cost(L: np.ndarray, P: np.ndarray, empty: np.ndarray, empty_cost: np.ndarray | None,
+             cols: np.ndarray | None = None) -> np.ndarray:
+    """min_i c[i, j] for j in ``cols`` (distortion ignored), via the hull of the points L[:, i]."""
+    P = P if cols is None else P[:, cols]
     n = P.shape[1]
+    if empty_cost is not None and cols is not None:
+        empty_cost = empty_cost[cols]
     live = np.flatnonzero(~empty)
     if live.size:
         pts = L[:, live].T
@@ -223,9 +226,17 @@ def price_exact(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion: Disto
     best_i, best_v = (a.copy() for a in neighbour_result)
     if nb.complete:
         return best_i, best_v, 0
-    cmin = min_cost(L, P, empty, empty_cost)
-    bound = cmin - lam * p_b * nb.radius
-    unsure = np.flatnonzero(bound < best_v)
+    # min_i c[i, j] >= Σ_a P[a, j] min_i L[a, i] (P >= 0): O(|A| n), exact when a column
+    # has one private value; the exact hull minimum only where this does not settle it
+    live = ~empty
+    cmin = P.T @ (L[:, live].min(axis=1) if live.any() else np.zeros(L.shape[0]))
+    if empty.any():
+        cmin = np.minimum(cmin, 0.0 if empty_cost is None else empty_cost)
+    cmin -= 1e-12 * (np.abs(L).max() * P.sum(axis=0) + 1e-300)
+    unsure = np.flatnonzero(cmin - lam * p_b * nb.radius < best_v)
+    if unsure.size:
+        cmin[unsure] = min_cost(L, P, empty, empty_cost, unsure)
+        unsure = unsure[cmin[unsure] - lam * p_b[unsure] * nb.radius[unsure] < best_v[unsure]]
     if unsure.size and balls is not None and balls.tree is not None and lam < 0:
         # every output that could beat best_v lies within this distortion of b_j
         radius = (best_v[unsure] - cmin[unsure]) / (-lam * p_b[unsure])
