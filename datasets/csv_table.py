@@ -16,6 +16,7 @@ public=[age;education],bins=age:4,top_k=50 --delta 0.5``.
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,30 @@ class CSVTable(AttributeTableMixin, pb.DatasetAdapter):
             raise pb.DataError(f"csv: {path}: duplicate column name(s) {', '.join(dup)}")
         return frame
 
+    def _line_of(self, row: int) -> int:
+        """The line of the file where data row ``row`` (0-based) starts.
+
+        pandas skips blank lines and lets a quoted field span lines, so ``row + 2`` is
+        wrong as soon as either occurs; read the file again (only for an error message).
+        """
+        sep = "\t" if self.sep in ("tab", "\\t") else self.sep
+        if not isinstance(sep, str) or len(sep) != 1:
+            return row + 2
+        try:
+            with open(Path(str(self.path)).expanduser(), newline="",
+                      encoding=self.encoding) as fh:
+                reader = csv.reader(fh, delimiter=sep, skipinitialspace=True)
+                seen, start = -1, 1  # -1: the header row
+                for fields in reader:
+                    if fields and (len(fields) > 1 or fields[0].strip()):
+                        if seen == row:
+                            return start
+                        seen += 1
+                    start = reader.line_num + 1
+        except (OSError, UnicodeDecodeError, LookupError, csv.Error):
+            pass
+        return row + 2
+
     def load(self) -> pb.PrivacyProblem:
         distortion = check_choice(self.name, "distortion", self.distortion, DISTORTIONS)
         missing = check_choice(self.name, "missing", self.missing, ("drop", "keep", "error"))
@@ -169,7 +194,7 @@ class CSVTable(AttributeTableMixin, pb.DatasetAdapter):
             r = int(np.flatnonzero(has_missing)[0])
             col = next(c for c in (private_col, *public) if pd.isna(used.iloc[r][c]))
             raise pb.DataError(
-                f"csv: {self.path}, line {r + 2}: missing value in column {col!r}"
+                f"csv: {self.path}, line {self._line_of(r)}: missing value in column {col!r}"
                 + ("" if missing == "error" else
                    f"; missing=keep needs distortion=hamming (got {distortion})"))
         dropped = 0
@@ -234,6 +259,12 @@ class CSVTable(AttributeTableMixin, pb.DatasetAdapter):
                 raise pb.ValidationError(f"csv: bins given for column {name!r}, which is not "
                                          f"numeric (found {bad!r})")
             n_bins = None  # bins=N applies to the numeric columns only
+        if is_numeric and (numeric_needed or n_bins is not None) \
+                and not np.isfinite(numbers.to_numpy(dtype=float)).all():
+            bad = present[~np.isfinite(numbers.to_numpy(dtype=float))].iloc[0]
+            raise pb.ValidationError(
+                f"csv: column {name!r} of {self.path} has the value {bad!r}; numeric "
+                "distortions and bins need finite numbers")
         if numeric_needed and not is_numeric:
             bad = present[numbers.isna()].iloc[0] if len(present) else "(no values)"
             raise pb.ValidationError(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, ClassVar
 
-from .errors import PluginError
+from .errors import PluginError, ValidationError
 
 
 def _format(value: Any) -> str:
@@ -54,9 +54,18 @@ class Parametrized:
             if p.name != "self" and p.default is not inspect.Parameter.empty
         }
 
+    def check_params(self) -> None:
+        """Raise :class:`ValidationError` for a parameter value that can never work.
+
+        Called by :meth:`create`, so ``privbench run``/``sweep`` reject a bad value
+        (``expmec:beta=-1``) before anything runs, with exit status 2. The default
+        accepts everything; checks that need the data belong in ``solve``/``load``.
+        """
+
     @classmethod
     def create(cls, **params: Any) -> Parametrized:
-        """Instantiate with a clear error for unknown parameters or a failing __init__."""
+        """Instantiate with a clear error for unknown parameters, a failing __init__ or a
+        parameter value that :meth:`check_params` rejects."""
         accepted = cls.param_names()
         unknown = sorted(set(params) - set(accepted))
         if unknown:
@@ -65,9 +74,12 @@ class Parametrized:
                 f"{', '.join(unknown)}; accepted: {', '.join(accepted) or '(none)'}"
             )
         try:
-            return cls(**params)
+            obj = cls(**params)
+            obj.check_params()
+            return obj
         except Exception as exc:  # noqa: BLE001 - re-raised with context
-            raise PluginError(f'Error creating {cls.kind or "plugin"} "{cls.name}": {exc}') from exc
+            error = ValidationError if isinstance(exc, ValidationError) else PluginError
+            raise error(f'Error creating {cls.kind or "plugin"} "{cls.name}": {exc}') from exc
 
     def get_params(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.param_names() if hasattr(self, k)}

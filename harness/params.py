@@ -50,7 +50,8 @@ def _split_top_level(text: str) -> list[str]:
 def parse_spec(spec: str, *, what: str = "plugin") -> tuple[str, dict[str, Any]]:
     """Split ``name:k=v,...`` into the name and a dict of typed parameters.
 
-    :raises ValidationError: for an empty name or a ``k=v`` item without ``=``.
+    :raises ValidationError: for an empty name, a ``k=v`` item without ``=`` or a key
+        given twice.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValidationError(f"empty {what} spec; expected NAME or NAME:key=value,...")
@@ -66,6 +67,9 @@ def parse_spec(spec: str, *, what: str = "plugin") -> tuple[str, dict[str, Any]]
                 raise ValidationError(
                     f"bad parameter {item!r} in {what} spec {spec!r}; expected key=value"
                 )
+            if key.strip() in params:
+                raise ValidationError(
+                    f"parameter {key.strip()!r} given twice in {what} spec {spec!r}")
             params[key.strip()] = parse_value(value)
     return name, params
 

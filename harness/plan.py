@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import PluginError, ValidationError
+from .errors import PluginError, PrivbenchError, ValidationError
 from .host import get_host
 from .params import parse_spec
 from .runner import RunSpec
@@ -80,8 +80,19 @@ def load_sweep_file(path: str | Path) -> SweepSpec:
             isinstance(s, int) and not isinstance(s, bool) for s in seeds if s is not None):
         raise ValidationError(f"{p}: 'seeds' must be a non-empty list of integers; got {seeds!r}")
     timeout = data.get("timeout")
-    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
-        raise ValidationError(f"{p}: 'timeout' must be a positive number of seconds; got {timeout!r}")
+    if timeout is not None:
+        try:
+            timeout = check_timeout(timeout)
+        except ValidationError:
+            raise ValidationError(
+                f"{p}: 'timeout' must be a positive number of seconds; got {timeout!r}") from None
+    executor = data.get("executor")
+    if executor is not None and not (isinstance(executor, str) and executor.strip()):
+        raise ValidationError(f"{p}: 'executor' must be an executor name; got {executor!r}")
+    workers = data.get("workers")
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool)
+                                or workers < 1):
+        raise ValidationError(f"{p}: 'workers' must be an integer >= 1; got {workers!r}")
     return SweepSpec(
         mechanisms=_str_list(data, "mechanisms", p, required=True),
         datasets=_str_list(data, "datasets", p, required=True),
@@ -90,8 +101,8 @@ def load_sweep_file(path: str | Path) -> SweepSpec:
         lp_backends=_str_list(data, "lp_backends", p, required=False),
         metrics=_str_list(data, "metrics", p, required=False),
         timeout=float(timeout) if timeout is not None else None,
-        executor=data.get("executor"),
-        workers=data.get("workers"),
+        executor=executor,
+        workers=workers,
         name=str(data.get("name", p.stem)),
     )
 
@@ -106,15 +117,52 @@ def check_delta(delta: Any) -> float:
     return value
 
 
-def plan_runs(spec: SweepSpec, *, strict_lp: bool = False) -> list[RunSpec]:
+def check_timeout(timeout: Any, *, what: str = "timeout") -> float:
+    """A per-run time limit: a finite number of seconds > 0."""
+    if isinstance(timeout, bool):
+        raise ValidationError(f"{what} must be a positive number of seconds; got {timeout!r}")
+    try:
+        value = float(timeout)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{what} must be a positive number of seconds; got {timeout!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValidationError(f"{what} must be a positive number of seconds; got {timeout!r}")
+    return value
+
+
+def check_dataset(text: str, name: str, params: dict[str, Any]) -> None:
+    """Load the dataset once so that a missing file, a malformed table, an empty alphabet
+    or a bad parameter value is an invalid request (exit 2, nothing stored), not a run.
+
+    The problem stays in the runner's per-process cache, so a local run does not load it
+    twice. Exceptions other than privbench's own (a bug in an adapter) are left for the
+    run, which records them with a traceback.
+    """
+    from .runner import load_problem
+
+    try:
+        load_problem(name, params)
+    except PrivbenchError as exc:
+        raise ValidationError(f"dataset {text!r}: {exc}") from None
+    except Exception:  # noqa: BLE001 - recorded by the run itself
+        pass
+
+
+def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool = True
+              ) -> list[RunSpec]:
     """Expand the grid mechanisms x datasets x deltas x seeds (x LP backends).
 
     LP backends apply to mechanisms that take an ``lp_backend`` parameter; with
     ``strict_lp`` (``privbench run --lp-backend``) naming one for another mechanism is
-    an error.
+    an error. With ``load_datasets`` each dataset is loaded once (:func:`check_dataset`).
     """
     host = get_host()
     deltas = [check_delta(d) for d in spec.deltas]
+    if spec.timeout is not None:
+        check_timeout(spec.timeout)
+    if spec.workers is not None and (not isinstance(spec.workers, int)
+                                     or isinstance(spec.workers, bool) or spec.workers < 1):
+        raise ValidationError(f"workers must be an integer >= 1; got {spec.workers!r}")
     if not deltas:
         raise ValidationError("no budget given; pass --delta X (one or more)")
     for backend in spec.lp_backends:
@@ -142,6 +190,8 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False) -> list[RunSpec]:
     for text in spec.datasets:
         name, params = parse_spec(text, what="dataset")
         host.get("dataset", name).create(**params)
+        if load_datasets:
+            check_dataset(text, name, params)
         datasets.append((name, params))
     return [
         RunSpec(mechanism=m, mechanism_params=mp, dataset=d, dataset_params=dp, delta=delta,

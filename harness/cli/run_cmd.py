@@ -6,7 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from ..plan import SweepSpec, plan_runs
+from ..errors import ValidationError
+from ..plan import SweepSpec, check_timeout, plan_runs
 from .common import add_store_args, execute, print_table
 
 
@@ -36,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
         seeds=[args.seed], lp_backends=[args.lp_backend] if args.lp_backend else [],
         metrics=args.metric, timeout=args.timeout,
     )
+    check_timeout(args.timeout, what="--timeout")
+    if args.workers is not None and args.workers < 1:
+        raise ValidationError(f"--workers must be an integer >= 1; got {args.workers}")
     runs = plan_runs(spec, strict_lp=True)
     records: list[dict[str, Any]] = []
     for record in execute(runs, args, progress=not args.json):

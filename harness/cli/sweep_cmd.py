@@ -6,7 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from ..plan import load_sweep_file, plan_runs
+from ..errors import ValidationError
+from ..plan import check_timeout, load_sweep_file, plan_runs
 from .common import add_store_args, execute
 
 
@@ -31,6 +32,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     spec = load_sweep_file(args.spec)
+    if args.timeout is not None:
+        check_timeout(args.timeout, what="--timeout")
+    if args.workers is not None and args.workers < 1:
+        raise ValidationError(f"--workers must be an integer >= 1; got {args.workers}")
     runs = plan_runs(spec)
     if args.dry_run:
         for r in runs:
