@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from functools import cached_property
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
 from .errors import ValidationError
@@ -100,7 +101,12 @@ class MatrixDistortion(Distortion):
     name = "matrix"
 
     def __init__(self, matrix: np.ndarray) -> None:
-        D = np.asarray(matrix, dtype=float)
+        if sp.issparse(matrix):  # a scipy.sparse matrix is a matrix too (absent = 0)
+            matrix = matrix.toarray()
+        try:
+            D = np.asarray(matrix, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValidationError(f"distortion must be a numeric (n, n) matrix: {exc}") from None
         if D.ndim != 2 or D.shape[0] != D.shape[1]:
             raise ValidationError(f"distortion matrix must be square (n, n); got shape {D.shape}")
         if not np.all(np.isfinite(D)):
@@ -197,7 +203,7 @@ class FeatureDistortion(Distortion):
 
 def as_distortion(value: object, n: int) -> Distortion:
     """Accept a Distortion or an (n, n) array-like; check it matches alphabet size n."""
-    dist = value if isinstance(value, Distortion) else MatrixDistortion(np.asarray(value))
+    dist = value if isinstance(value, Distortion) else MatrixDistortion(value)
     if dist.n != n:
         raise ValidationError(
             f"distortion is for {dist.n} symbols but the prior has n = {n} public symbols"

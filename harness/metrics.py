@@ -48,14 +48,31 @@ def output_joint(problem: PrivacyProblem, mapping: Any) -> np.ndarray:
     return np.asarray((X @ problem.joint.T).T)
 
 
+def _checked(problem: PrivacyProblem, mapping: Any) -> sp.csc_array:
+    """The mapping, checked: (n, n), finite, non-negative, columns summing to 1.
+
+    Without the check a matrix that is not a conditional pmf gives a number that means
+    nothing (a negative distortion, I = 0 for a matrix of ones).
+    """
+    from .mechanism import validate_mapping
+
+    return validate_mapping(mapping, problem.n)
+
+
 def mutual_information(problem: PrivacyProblem, mapping: Any) -> float:
-    """I(A; B̂) in bits for the released B̂ = mapping applied to B."""
-    return mutual_information_of_joint(output_joint(problem, mapping))
+    """I(A; B̂) in bits for the released B̂ = mapping applied to B.
+
+    :raises InvalidMappingError: when ``mapping`` is not an (n, n) column-stochastic matrix.
+    """
+    return mutual_information_of_joint(output_joint(problem, _checked(problem, mapping)))
 
 
 def expected_distortion(problem: PrivacyProblem, mapping: Any) -> float:
-    """E[d(B, B̂)] = Σ_j p(b_j) Σ_i X[i, j] d(b̂_i, b_j), over the stored entries only."""
-    X = sp.coo_array(mapping)
+    """E[d(B, B̂)] = Σ_j p(b_j) Σ_i X[i, j] d(b̂_i, b_j), over the stored entries only.
+
+    :raises InvalidMappingError: when ``mapping`` is not an (n, n) column-stochastic matrix.
+    """
+    X = sp.coo_array(_checked(problem, mapping))
     if X.nnz == 0:
         return 0.0
     d = problem.distortion.pairs(X.row, X.col)

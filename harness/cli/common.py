@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -67,8 +68,13 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
             store.close()
 
 
+def _missing(value: Any) -> bool:
+    """None, or the NaN pandas puts in an empty cell of a stored run."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def _fmt(value: Any, digits: int = 4) -> str:
-    if value is None:
+    if _missing(value):
         return "-"
     if isinstance(value, float):
         return f"{value:.{digits}g}"
@@ -86,9 +92,9 @@ def print_table(records: Sequence[dict[str, Any]], title: str = "runs") -> None:
         table.add_column(c, overflow="fold")
     for r in records:
         mech = (r.get("metrics") or {}).get("mechanism_repr") or r.get("mechanism")
-        table.add_row(mech, r.get("dataset"), *(_fmt(r.get(c)) for c in cols[2:]))
+        table.add_row(mech, _fmt(r.get("dataset")), *(_fmt(r.get(c)) for c in cols[2:]))
     console = Console()
     console.print(table)
     for r in records:
-        if r.get("error"):
+        if not _missing(r.get("error")) and r.get("error"):
             console.print(f"[red]{r.get('status')}[/]: {r.get('error')}", highlight=False)

@@ -7,13 +7,14 @@ import json
 from pathlib import Path
 
 from ..errors import ValidationError
+from ..runner import STATUSES
 from ..store import DEFAULT_DB, open_existing
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("results", help="show or export stored runs")
     p.add_argument("--db", type=Path, default=DEFAULT_DB)
-    p.add_argument("--status", help="only runs with this status")
+    p.add_argument("--status", choices=STATUSES, help="only runs with this status")
     p.add_argument("--mechanism", help="only runs of this mechanism")
     p.add_argument("--dataset", help="only runs on this dataset")
     p.add_argument("--latest", action="store_true", help="only the last run of each run key")
