@@ -71,6 +71,10 @@ class AtomSet:
         self.w.pop()
         self.sig.pop()
 
+    def collapse(self, x: np.ndarray, Q: np.ndarray) -> None:
+        """Forget the vertices: the current iterate becomes the only atom (caps memory)."""
+        self.__init__(x, Q)  # type: ignore[misc]
+
     def toward(self, dst: int, gamma: float) -> None:
         """A classic Frank-Wolfe step: every weight times (1 - gamma), dst gains gamma."""
         self.w = [(1.0 - gamma) * w for w in self.w]

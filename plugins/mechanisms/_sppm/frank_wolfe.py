@@ -86,6 +86,8 @@ def start_pairs(problem: PrivacyProblem, delta: float) -> tuple[np.ndarray, np.n
 
 
 VARIANTS = ("classic", "pairwise")
+#: pairwise FW keeps at most this many vertices (each O(|V|)); then it restarts from X
+MAX_ATOMS = 40
 
 
 class ActiveSet:
@@ -364,4 +366,6 @@ def _step(V: ActiveSet, atoms: AtomSet | None, sol: LPSolution, x: np.ndarray, Q
         Q = np.maximum((1.0 - gamma) * Q + gamma * Q_new, 0.0)
         atoms.toward(s, gamma)
     x, Q = _corrective_steps(atoms, x, Q, p_a, eta, corrective_steps, 0.1 * gap)
+    if len(atoms) > MAX_ATOMS:
+        atoms.collapse(x, Q)
     return True, x
