@@ -53,18 +53,44 @@ COLUMN_NAMES = tuple(name for name, _ in _COLUMNS)
 class ResultStore:
     """``with ResultStore(path) as store: store.add(record)``."""
 
-    def __init__(self, path: str | Path = DEFAULT_DB) -> None:
+    def __init__(self, path: str | Path = DEFAULT_DB, *, create: bool = True) -> None:
+        """Open (``create``: or create) the store at ``path``.
+
+        A ``runs`` table without privbench's ``run_key`` and ``status`` columns belongs
+        to something else: it is refused and left untouched. ``create=False`` (reading
+        commands) never adds the table to a database that lacks it.
+        """
         self.path = Path(path)
         if self.path.exists() and self.path.is_dir():
             raise PrivbenchError(f"results database {self.path} is a directory; expected a file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = sqlite3.connect(self.path, timeout=30.0)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self._create()
+            try:
+                self._check_owner(create)
+                if create:
+                    self.conn.execute("PRAGMA journal_mode=WAL")
+                    self.conn.execute("PRAGMA synchronous=NORMAL")
+                self._create()
+            except BaseException:
+                self.conn.close()
+                raise
         except sqlite3.DatabaseError as exc:
             raise PrivbenchError(f"cannot open results database {self.path}: {exc}") from None
+
+    def _check_owner(self, create: bool) -> None:
+        tables = {row[0] for row in self.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "runs" in tables:
+            existing = {row[1] for row in self.conn.execute("PRAGMA table_info(runs)")}
+            if not {"run_key", "status"} <= existing:
+                raise PrivbenchError(
+                    f"{self.path} has a table 'runs' that is not a privbench results table "
+                    "(no run_key/status columns); choose another --db")
+        elif not create:
+            raise PrivbenchError(
+                f"{self.path} is not a privbench results database (no table 'runs'); run "
+                f"`privbench sweep` or `privbench run --db {self.path}` first")
 
     def _create(self) -> None:
         cols = ",\n  ".join(f"{name} {decl}" for name, decl in _COLUMNS)
@@ -126,4 +152,4 @@ def open_existing(path: str | Path) -> ResultStore:
     p = Path(path)
     if not p.is_file():
         raise PrivbenchError(f"no results database at {p}; run `privbench sweep` or `privbench run --db {p}` first")
-    return ResultStore(p)
+    return ResultStore(p, create=False)

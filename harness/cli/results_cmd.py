@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..errors import ValidationError
+from ..errors import PrivbenchError, ValidationError
 from ..runner import STATUSES
 from ..store import DEFAULT_DB, open_existing
 
@@ -36,16 +36,21 @@ def run(args: argparse.Namespace) -> int:
         flat = df.copy()
         for col in ("params", "dataset_params", "metrics", "provenance"):
             flat[col] = flat[col].map(lambda v: json.dumps(v, sort_keys=True))
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if out.suffix == ".csv":
-            flat.to_csv(out, index=False)
-        elif out.suffix == ".parquet":
-            try:
-                flat.to_parquet(out, index=False)
-            except ImportError:
-                raise ValidationError("Parquet export needs pyarrow: pip install 'privbench[parquet]'") from None
-        else:
+        for col in ("seed", "n", "nnz", "support_max"):  # integers, not 16.0 (NULLs -> float)
+            if col in flat:
+                flat[col] = flat[col].astype("Int64")
+        if out.suffix not in (".csv", ".parquet"):
             raise ValidationError(f"--export {out}: expected a .csv or .parquet file name")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            if out.suffix == ".csv":
+                flat.to_csv(out, index=False)
+            else:
+                flat.to_parquet(out, index=False)
+        except ImportError:
+            raise ValidationError("Parquet export needs pyarrow: pip install 'privbench[parquet]'") from None
+        except OSError as exc:
+            raise PrivbenchError(f"--export {out}: cannot write: {exc.strerror or exc}") from None
         print(f"wrote {len(flat)} runs to {out}")
         return 0
     from .common import print_table
