@@ -126,14 +126,19 @@ def missing_requirements(problem: pb.PrivacyProblem, desired: Any, confidential:
     return None
 
 
+def check_test_fraction(test_fraction: Any, what: str) -> None:
+    if not (isinstance(test_fraction, int | float) and not isinstance(test_fraction, bool)
+            and 0 <= test_fraction < 1):
+        raise pb.ValidationError(f"{what}: test_fraction must be in [0, 1); got {test_fraction!r}")
+
+
 def prepare(problem: pb.PrivacyProblem, *, desired: Any, confidential: Any,
             test_fraction: float, center: bool, seed: int | None, what: str) -> RecordData:
     """Build features, targets and a seeded split; ``test_fraction = 0`` means in-sample."""
     reason = missing_requirements(problem, desired, confidential)
     if reason:
         raise pb.ValidationError(f"{what}: {reason}")
-    if not (isinstance(test_fraction, int | float) and 0 <= test_fraction < 1):
-        raise pb.ValidationError(f"{what}: test_fraction must be in [0, 1); got {test_fraction!r}")
+    check_test_fraction(test_fraction, what)
     X = np.asarray(problem.features, dtype=float)
     if X.ndim != 2 or not np.isfinite(X).all():
         raise pb.ValidationError(f"{what}: problem.features must be a finite 2-D matrix")

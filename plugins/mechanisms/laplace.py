@@ -47,6 +47,18 @@ class LaplaceNoise(pb.RecordMechanism):
         self.test_fraction = test_fraction
         self.center = center
 
+    def check_params(self) -> None:
+        if self.match not in MATCHES:
+            raise pb.ValidationError(
+                f"laplace: match must be one of {', '.join(MATCHES)}; got {self.match!r}")
+        if self.scale is not None and not (isinstance(self.scale, int | float)
+                                           and not isinstance(self.scale, bool)
+                                           and np.isfinite(self.scale) and self.scale >= 0):
+            raise pb.ValidationError(f"laplace: scale must be a number >= 0; got {self.scale!r}")
+        if self.variant not in (1, 2) or isinstance(self.variant, bool):
+            raise pb.ValidationError(f"laplace: variant must be 1 or 2; got {self.variant!r}")
+        _records.check_test_fraction(self.test_fraction, "laplace")
+
     def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
         reason = _records.missing_requirements(problem, self.desired, self.confidential)
         return (True, f"laplace {reason}") if reason else (False, None)
@@ -65,12 +77,7 @@ class LaplaceNoise(pb.RecordMechanism):
     def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
               ) -> pb.MechanismResult:
         delta = problem.check_delta(delta)
-        if self.match not in MATCHES:
-            raise pb.ValidationError(
-                f"laplace: match must be one of {', '.join(MATCHES)}; got {self.match!r}")
-        if self.scale is not None and not (isinstance(self.scale, int | float)
-                                           and np.isfinite(self.scale) and self.scale >= 0):
-            raise pb.ValidationError(f"laplace: scale must be a number >= 0; got {self.scale!r}")
+        self.check_params()
         data = _records.prepare(problem, desired=self.desired, confidential=self.confidential,
                                 test_fraction=self.test_fraction, center=bool(self.center),
                                 seed=seed, what="laplace")

@@ -47,6 +47,11 @@ class NullspaceCleaning(pb.RecordMechanism):
         self.test_fraction = test_fraction
         self.center = center
 
+    def check_params(self) -> None:
+        if self.variant not in (1, 2) or isinstance(self.variant, bool):
+            raise pb.ValidationError(f"nullspace: variant must be 1 or 2; got {self.variant!r}")
+        _records.check_test_fraction(self.test_fraction, "nullspace")
+
     def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
         reason = _records.missing_requirements(problem, self.desired, self.confidential)
         return (True, f"nullspace {reason}") if reason else (False, None)
@@ -54,8 +59,7 @@ class NullspaceCleaning(pb.RecordMechanism):
     def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
               ) -> pb.MechanismResult:
         eps = problem.check_delta(delta)
-        if self.variant not in (1, 2):
-            raise pb.ValidationError(f"nullspace: variant must be 1 or 2; got {self.variant!r}")
+        self.check_params()
         data = _records.prepare(problem, desired=self.desired, confidential=self.confidential,
                                 test_fraction=self.test_fraction, center=bool(self.center),
                                 seed=seed, what="nullspace")

@@ -142,9 +142,18 @@ class TradeoffModel(pb.SelectionMechanism):
             return True, "tradeoff needs a table of records (problem.records); use table=slides"
         return False, None
 
-    def _validate(self, n_attributes: int) -> tuple[list, list]:
+    def check_params(self) -> None:
+        """The checks that need no data (p's upper bound does: see ``_validate``)."""
         p = self.p
-        if not isinstance(p, int) or isinstance(p, bool) or not 1 <= p <= n_attributes:
+        if not isinstance(p, int) or isinstance(p, bool) or p < 1:
+            raise pb.ValidationError(f"tradeoff: p must be an integer >= 1; got {p!r}")
+        self._validate(None)
+        pb.get_host().get("executor", self.executor)
+
+    def _validate(self, n_attributes: int | None) -> tuple[list, list]:
+        p = self.p
+        if n_attributes is not None and (not isinstance(p, int) or isinstance(p, bool)
+                                         or not 1 <= p <= n_attributes):
             raise pb.ValidationError(
                 f"tradeoff: p must be an integer in 1..{n_attributes} (the number of "
                 f"attributes); got {p!r}")
@@ -158,7 +167,7 @@ class TradeoffModel(pb.SelectionMechanism):
             if not isinstance(value, int | float) or isinstance(value, bool) \
                     or not 0 < value <= 1:
                 raise pb.ValidationError(f"tradeoff: {name} must be in (0, 1]; got {value!r}")
-        if not isinstance(self.folds, int) or self.folds < 2:
+        if not isinstance(self.folds, int) or isinstance(self.folds, bool) or self.folds < 2:
             raise pb.ValidationError(f"tradeoff: folds must be an integer >= 2; got {self.folds!r}")
         pe = parse_combinations(self.pe, "pe")
         ue = parse_combinations(self.ue, "ue")
