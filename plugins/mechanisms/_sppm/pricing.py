@@ -114,10 +114,23 @@ class Balls:
             self.order = None
             self.tree = cKDTree(points)
 
+    def _radius(self, radius: np.ndarray) -> np.ndarray:
+        r = np.sqrt(np.maximum(radius, 0.0)) if self.square else np.maximum(radius, 0.0)
+        return r * (1 + 1e-9) + 1e-12
+
+    def sizes(self, cols: np.ndarray, radius: np.ndarray) -> np.ndarray:
+        """How many outputs each ball holds (to cut the work into bounded chunks)."""
+        r = self._radius(radius)
+        if self.order is not None:
+            centre = self.points[cols, 0]
+            return (np.searchsorted(self.sorted, centre + r, side="right")
+                    - np.searchsorted(self.sorted, centre - r, side="left"))
+        return np.asarray(self.tree.query_ball_point(self.points[cols], r, p=self.p,
+                                                     return_length=True), dtype=np.int64)
+
     def query(self, cols: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Flattened (row, col) pairs with d <= radius[col] (plus a rounding margin)."""
-        r = np.sqrt(np.maximum(radius, 0.0)) if self.square else np.maximum(radius, 0.0)
-        r = r * (1 + 1e-9) + 1e-12
+        r = self._radius(radius)
         if self.order is not None:
             centre = self.points[cols, 0]
             lo = np.searchsorted(self.sorted, centre - r, side="left")
@@ -135,8 +148,31 @@ class Balls:
 
 def price_balls(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion: Distortion,
                 balls: Balls, lam: float, empty: np.ndarray, empty_cost: np.ndarray | None,
-                cols: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(argmin, min) for inputs ``cols`` over the outputs within ``radius`` of each."""
+                cols: np.ndarray, radius: np.ndarray, block_entries: int = BLOCK_ENTRIES
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(argmin, min) for inputs ``cols`` over the outputs within ``radius`` of each.
+
+    Inputs are taken in chunks of about ``block_entries`` pairs, so memory stays
+    bounded however large the balls are.
+    """
+    best_i = np.empty(cols.size, dtype=np.int64)
+    best_v = np.empty(cols.size)
+    ends = np.cumsum(balls.sizes(cols, radius))
+    start = 0
+    while start < cols.size:
+        base = ends[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(ends, base + block_entries, side="right")))
+        sl = slice(start, stop)
+        best_i[sl], best_v[sl] = _price_ball_chunk(L, P, p_b, distortion, balls, lam, empty,
+                                                   empty_cost, cols[sl], radius[sl])
+        start = stop
+    return best_i, best_v
+
+
+def _price_ball_chunk(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion: Distortion,
+                      balls: Balls, lam: float, empty: np.ndarray,
+                      empty_cost: np.ndarray | None, cols: np.ndarray, radius: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
     rows, rep = balls.query(cols, radius)
     c = np.einsum("ak,ak->k", L[:, rows], P[:, rep])
     if empty.any():

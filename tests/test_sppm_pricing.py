@@ -1,0 +1,89 @@
+"""SPPM internals against independent computations: pricing, costs, line search."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize_scalar
+
+import privbench as pb
+from privbench.plugins.mechanisms._sppm import leakage, linesearch, pricing
+
+
+def problems():
+    yield pb.load_dataset("synthetic", m=7)
+    yield pb.load_dataset("random", n=150, n_private=3, seed=1, distortion="hamming", bits=9)
+    yield pb.load_dataset("random", n=120, n_private=2, seed=2, distortion="sq_l2")
+    yield pb.load_dataset("random", n=90, n_private=4, seed=3, distortion="random")
+
+
+@pytest.mark.parametrize("k", [1, 8, 64])
+def test_exact_pricing_equals_a_dense_scan(k: int) -> None:
+    rng = np.random.default_rng(k)
+    for prob in problems():
+        n = prob.n
+        L = rng.normal(size=(prob.n_private, n)) * 3
+        L[:, : n // 4] = math.log(1e-12)  # floored outputs, as in pure posteriors
+        empty = np.zeros(n, dtype=bool)
+        empty[rng.integers(0, n, 3)] = True
+        kappa = rng.random(n)
+        D = prob.distortion.to_dense()
+        nb, balls = pricing.Neighbours(prob.distortion, k), pricing.Balls(prob.distortion)
+        for lam in (0.0, -1e-3, -0.1, -10.0):
+            for ec in (None, kappa):
+                C = L.T @ prob.joint
+                C[empty, :] = 0.0 if ec is None else ec[None, :]
+                dense = (C - lam * D * prob.p_b[None, :]).min(axis=0)
+                _, v, _ = pricing.price_exact(L, prob.joint, prob.p_b, prob.distortion, nb,
+                                              lam, empty, ec, balls=balls)
+                np.testing.assert_allclose(v, dense, rtol=1e-12, atol=1e-15)
+                _, v_full = pricing.price(L, prob.joint, prob.p_b, prob.distortion, lam, empty,
+                                          ec, block_entries=1000)
+                np.testing.assert_allclose(v_full, dense, rtol=1e-12, atol=1e-15)
+
+
+def test_costs_are_the_gradient_and_leakage_is_mutual_information() -> None:
+    prob = pb.load_dataset("random", n=12, n_private=3, seed=4)
+    rng = np.random.default_rng(0)
+    X = rng.random((12, 12))
+    X /= X.sum(axis=0)
+    rows, cols = np.nonzero(X)
+    x = X[rows, cols]
+    Q = leakage.output_joint(prob.joint, rows, cols, x, 12)
+    f = leakage.leakage_nats(Q, prob.p_a)
+    assert f / math.log(2) == pytest.approx(pb.metrics.mutual_information(prob, sp.csc_array(X)),
+                                            abs=1e-12)
+    L, empty = leakage.decoder_logratios(Q, prob.p_a, eta=0.0)
+    c = leakage.pair_costs(L, prob.joint, rows, cols, empty, None)
+    # finite differences of I along single entries
+    for k in rng.integers(0, rows.size, 5):
+        h = 1e-7
+        x2 = x.copy()
+        x2[k] += h
+        f2 = leakage.leakage_nats(leakage.output_joint(prob.joint, rows, cols, x2, 12), prob.p_a)
+        assert (f2 - f) / h == pytest.approx(c[k], rel=1e-4, abs=1e-9)
+    assert float(c @ x) == pytest.approx(f, abs=1e-12)  # Euler: ⟨C, X⟩ = I(X)
+
+
+def test_line_search_matches_a_scalar_minimiser() -> None:
+    rng = np.random.default_rng(5)
+    p_a = np.array([0.3, 0.7])
+    for _ in range(20):
+        Q = rng.random((2, 6)) * (rng.random((2, 6)) > 0.3)
+        Q[:, 0] += 0.1  # every private value keeps some mass
+        Q *= (p_a / Q.sum(axis=1))[:, None]
+        Q_new = rng.random((2, 6))
+        Q_new *= (p_a / Q_new.sum(axis=1))[:, None]
+        gmax = float(rng.uniform(0.2, 1.0))
+        g, f = linesearch.exact_line_search(Q, Q_new, p_a, gmax)
+
+        def phi(t: float, Q: np.ndarray = Q, Q_new: np.ndarray = Q_new) -> float:
+            return leakage.leakage_nats((1 - t) * Q + t * Q_new, p_a)
+
+        ref = minimize_scalar(phi, bounds=(0, gmax), method="bounded",
+                              options={"xatol": 1e-12})
+        assert f <= min(ref.fun, phi(0.0), phi(gmax)) + 1e-12
+        assert 0.0 <= g <= gmax
