@@ -23,11 +23,11 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """expmec, sppm-free identity and expmec on two toy sizes at three budgets."""
+    """expmec and identity on three toy sizes at three budgets, plus one failed run."""
     pytest.importorskip("matplotlib")
     db = tmp_path_factory.mktemp("report") / "runs.sqlite"
     with ResultStore(db) as s:
-        for m in (3, 4):
+        for m in (2, 3, 4):
             for mech in ("expmec", "identity"):
                 for delta in (0.5, 2.0, 5.0):
                     spec = RunSpec(mechanism=mech, dataset="synthetic", delta=delta,
