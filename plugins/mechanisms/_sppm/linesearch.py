@@ -39,7 +39,8 @@ class _Segment:
             return (-np.inf if np.any(self.dQ[zero] > 0) else np.inf), np.inf
         qg = self.q_still + np.bincount(self.col, Qg, self.q_still.size)
         g = float(self.dQ @ (np.log(Qg) - self.log_pa - np.log(qg)[self.col]))
-        h = float(self.dQ @ (self.dQ / Qg) - self.dq @ (self.dq / qg))
+        with np.errstate(over="ignore", invalid="ignore"):
+            h = float(self.dQ @ (self.dQ / Qg) - self.dq @ (self.dq / qg))
         return g, h
 
 
@@ -72,7 +73,7 @@ def exact_line_search(Q: np.ndarray, Q_new: np.ndarray, p_a: np.ndarray, gamma_m
                 hi = gamma
             if hi - lo <= 4 * np.finfo(float).eps * max(hi, 1e-300):
                 break
-            step = gamma - g / h if h > 0 and np.isfinite(g) else np.nan
+            step = gamma - g / h if 0 < h < np.inf and np.isfinite(g) else np.nan
             if lo < step < hi:
                 if abs(step - gamma) <= 1e-13 * gamma:  # Newton has converged
                     lo = hi = step
