@@ -104,3 +104,21 @@ def test_informative_budgets_pick_low_half_and_private() -> None:
                        "prior_mi_bits": 1.0})
     assert informative_budgets(df) == [0.1, 0.3, 0.5]
     assert informative_budgets(df.iloc[:2]) == [0.1, 0.2]
+
+
+def test_report_runs_sweeps_first(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    spec = tmp_path / "tiny.toml"
+    spec.write_text('mechanisms = ["expmec", "identity"]\ndatasets = ["synthetic:m=2"]\n'
+                    "deltas = [0.5, 2.0]\n")
+    db, out = tmp_path / "tiny.sqlite", tmp_path / "site"
+    assert main(["report", "--sweep", str(spec), "--db", str(db), "--out", str(out)]) == 0
+    assert (out / "figures" / "synthetic-m-2-fig2-tradeoff.png").is_file()
+    with ResultStore(db) as s:
+        assert s.count() == 4
+    # resumed: nothing runs twice
+    assert main(["report", "--sweep", str(spec), "--db", str(db), "--out", str(out)]) == 0
+    with ResultStore(db) as s:
+        assert s.count() == 4
+    assert main(["report", "--sweep", str(tmp_path / "missing.toml"), "--db", str(db),
+                 "--out", str(out)]) == 2

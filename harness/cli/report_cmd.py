@@ -1,10 +1,15 @@
-"""``privbench report [--db PATH] --out DIR``: a static HTML page of the stored runs."""
+"""``privbench report [--db PATH] --out DIR``: a static HTML page of the stored runs.
+
+With ``--sweep SPEC.toml`` (repeatable) the sweeps run first, resuming into the same
+store, so one command goes from a spec to the report.
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from ..errors import PrivbenchError
 from ..host import get_host
 from ..store import DEFAULT_DB
 
@@ -13,15 +18,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report", help="write an HTML report (figures + tables) of the stored runs",
         description="Read the results store and write DIR/index.html with every figure "
-                    "embedded, plus DIR/figures/*.png. Reads SQLite only; runs nothing.")
+                    "embedded, plus DIR/figures/*.png. Reads SQLite only, unless --sweep "
+                    "asks to run sweeps into the store first.")
     p.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results store (default {DEFAULT_DB})")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     p.add_argument("--reporter", default="html", help="reporter plugin (default html)")
+    p.add_argument("--sweep", type=Path, action="append", default=[], metavar="SPEC.toml",
+                   help="run this sweep first (resuming into --db); repeatable")
+    p.add_argument("--executor", default=None, help="executor for --sweep (default: the spec's)")
+    p.add_argument("--workers", type=int, default=None, help="worker processes for --sweep")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    cls = get_host().get("reporter", args.reporter)
+    cls = get_host().get("reporter", args.reporter)  # fail before any sweep runs
+    from . import main
+
+    for spec in args.sweep:
+        argv = ["sweep", str(spec), "--db", str(args.db), "--resume"]
+        argv += ["--executor", args.executor] if args.executor else []
+        argv += ["--workers", str(args.workers)] if args.workers else []
+        code = main(argv)
+        if code:
+            raise PrivbenchError(f"sweep {spec} failed (exit status {code}); no report written")
     path = cls.create().report(args.db, args.out)
     print(f"wrote {path}")
     return 0
