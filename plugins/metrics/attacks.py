@@ -101,6 +101,8 @@ class _ClassifierAttack(pb.Metric):
     extra = "ml"
     prefix: ClassVar[str] = ""
     salt: ClassVar[int] = 0
+    #: encode categorical symbol features one-hot (linear models) or keep codes (NB)
+    one_hot: ClassVar[bool] = False
 
     def __init__(self, folds: int = 5, max_records: int = 50000) -> None:
         self.folds = folds
@@ -146,8 +148,8 @@ class _ClassifierAttack(pb.Metric):
         folds = int(min(self.folds, np.bincount(y).min()))
         if folds < 2:
             return {f"{p}_error": "too few records of some private value for 2-fold CV"}
-        if categorical:
-            X = _one_hot(X) if self.prefix == "lr" else X
+        if categorical and self.one_hot:
+            X = _one_hot(X)
         cv = StratifiedKFold(n_splits=folds, shuffle=True,
                              random_state=int(rng.integers(2**31 - 1)))
         proba = cross_val_predict(self._model(categorical, codes), X, y, cv=cv,
@@ -184,6 +186,7 @@ class LogisticAttack(_ClassifierAttack):
     description = "logistic-regression adversary on released records, k-fold CV: ROC, AUC"
     prefix = "lr"
     salt = 2
+    one_hot = True
 
     def _model(self, categorical: bool, codes: np.ndarray | None) -> Any:
         from sklearn.linear_model import LogisticRegression
