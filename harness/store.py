@@ -63,7 +63,11 @@ class ResultStore:
         self.path = Path(path)
         if self.path.exists() and self.path.is_dir():
             raise PrivbenchError(f"results database {self.path} is a directory; expected a file")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise PrivbenchError(f"cannot create the folder of results database {self.path}: "
+                                 f"{exc.strerror or exc} ({exc.filename})") from None
         try:
             self.conn = sqlite3.connect(self.path, timeout=30.0)
             try:

@@ -57,3 +57,21 @@ def test_export_errors_and_integer_columns(tmp_path, capsys, db_path) -> None:
     text = out.read_text()
     row = pd.read_csv(out, dtype=str).iloc[0]
     assert row["n"] == "8" and row["nnz"] == "8" and row["support_max"] == "1", text[:300]
+
+
+def test_db_below_a_file_is_a_clear_error(tmp_path, capsys) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    db = blocker / "results.sqlite"
+    assert main(["run", "-m", "identity", "-d", "synthetic:m=2", "--delta", "1",
+                 "--db", str(db)]) == 2
+    assert "cannot create the folder of results database" in capsys.readouterr().err
+    assert blocker.read_text() == "x"
+
+
+def test_results_negative_limit(tmp_path, capsys, db_path) -> None:
+    assert main(["run", "-m", "identity", "-d", "synthetic:m=2", "--delta", "1",
+                 "--db", str(db_path)]) == 0
+    capsys.readouterr()
+    assert main(["results", "--db", str(db_path), "--limit", "-1"]) == 2
+    assert "--limit must be >= 0" in capsys.readouterr().err

@@ -25,6 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.limit < 0:
+        raise ValidationError(f"--limit must be >= 0 (0 = all); got {args.limit}")
     with open_existing(args.db) as store:
         df = store.frame(latest=args.latest)
     for col in ("status", "mechanism", "dataset"):
