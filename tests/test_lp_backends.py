@@ -172,3 +172,22 @@ def test_ortools_module_does_not_import_ortools() -> None:
             "print(any(k.startswith('ortools') for k in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_highs_warm_start_reuses_the_basis() -> None:
+    """Same optimum warm or cold; the warm re-solve after a cost change pivots far less."""
+    pytest.importorskip("highspy")
+    from privbench.plugins.lp.highs import HighsBackend
+
+    n = 60
+    cols, cost, budget = random_master(3, n, per=8)
+    results = {}
+    for warm in (True, False):
+        with HighsBackend(warm=warm) as b:
+            b.start(n, 2.0)
+            b.add_columns(cols, cost, budget)
+            b.solve()
+            b.set_costs(cost + 0.01 * np.sin(np.arange(cost.size)))
+            results[warm] = b.solve()
+    assert results[True].objective == pytest.approx(results[False].objective, abs=1e-9)
+    assert results[True].iterations < results[False].iterations

@@ -30,9 +30,10 @@ class HighsBackend(pb.LPBackend):
     extra = "highs"
     warm_start = True
 
-    def __init__(self, threads: int = 1, simplex_strategy: int = 4) -> None:
+    def __init__(self, threads: int = 1, simplex_strategy: int = 4, warm: bool = True) -> None:
         self.threads = threads
         self.simplex_strategy = simplex_strategy
+        self.warm = warm
 
     def start(self, n: int, delta: float) -> None:
         import highspy
@@ -102,9 +103,11 @@ class HighsBackend(pb.LPBackend):
         self._h.setBasis(basis)
 
     def solve(self) -> pb.LPSolution:
-        if not self._solved:
+        if not self.warm:  # measurement aid: forget the basis, as a cold solve would
+            self._h.clearSolver()
+        elif not self._solved:
             self._crash_basis()
-            self._solved = True
+        self._solved = True
         self._h.run()
         status = self._h.getModelStatus()
         info = self._h.getInfo()
