@@ -75,3 +75,10 @@ def test_results_negative_limit(tmp_path, capsys, db_path) -> None:
     capsys.readouterr()
     assert main(["results", "--db", str(db_path), "--limit", "-1"]) == 2
     assert "--limit must be >= 0" in capsys.readouterr().err
+
+
+def test_data_info_with_a_bad_parameter_exits_2(tmp_path, capsys) -> None:
+    assert main(["data", "info", "census:split=bogus", "--json"]) == 2
+    assert "split must be one of" in capsys.readouterr().out
+    assert main(["data", "info", f"census:data_dir={tmp_path / 'absent'}"]) == 2
+    assert main(["data", "info", "synthetic"]) == 0

@@ -77,9 +77,12 @@ def run_list(args: argparse.Namespace) -> int:
 def run_info(args: argparse.Namespace) -> int:
     adapter = _adapter(args.name)
     data = _plain(adapter.info())
+    # an adapter reports a bad parameter (split=bogus, a data_dir that does not exist)
+    # under "error": still show what is known, but the request was invalid (exit 2)
+    status = 2 if data.get("error") else 0
     if args.json:
         print(json.dumps(data, indent=1))
-        return 0
+        return status
     from rich.console import Console
     from rich.table import Table
 
@@ -110,7 +113,7 @@ def run_info(args: argparse.Namespace) -> int:
             console.print("[yellow]files not found[/]")
             for line in looked or []:
                 console.print(f"  looked in {line}", highlight=False)
-    return 0
+    return status
 
 
 def run_fetch(args: argparse.Namespace) -> int:
