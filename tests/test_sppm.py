@@ -146,3 +146,14 @@ def test_runner_record_has_gap_bits() -> None:
     assert rec["status"] == "ok", rec["error"]
     assert rec["gap_bits"] is not None and rec["gap_bits"] >= 0
     assert rec["metrics"]["lp_solves"] >= 1
+
+
+def test_perfect_privacy_needing_a_non_constant_mapping_is_reached_exactly() -> None:
+    """Toy m = 3: pairing b with b + 4 on a shared output costs E[d] = 4, any constant
+    mapping 5.25; at Δ in [4, 5.25) I = 0 is reachable only by the pairing kind."""
+    problem = pb.load_dataset("synthetic", m=3)
+    res = pb.get_mechanism("sppm", iterations=50).solve(problem, 4.5)
+    assert check_mapping(problem, res, 4.5) == 0.0
+    assert res.stats["gap_bits"] == 0.0
+    below = pb.get_mechanism("sppm", iterations=50).solve(problem, 3.9)
+    assert check_mapping(problem, below, 3.9) > 0.0

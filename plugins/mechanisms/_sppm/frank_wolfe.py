@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from privbench import LPBackend, LPSolution, PrivacyProblem, ValidationError
 
@@ -35,6 +36,7 @@ from .leakage import (
     pair_costs,
 )
 from .linesearch import exact_line_search
+from .perfect import perfect_privacy_mapping
 from .pricing import BLOCK_ENTRIES, Balls, Neighbours, price_exact, price_neighbours
 
 LN2 = math.log(2.0)
@@ -298,6 +300,20 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
     finally:
         backend.close()
 
+    if best_lb <= 0 and trace_f[-1] > 0:
+        # nothing proves I > 0: perfect privacy may be affordable, and FW only nears it
+        X0 = perfect_privacy_mapping(problem, delta)
+        if X0 is not None:
+            Xs = sp.coo_array(X0)
+            used = float(np.sum(Xs.data * problem.p_b[Xs.col]
+                                * problem.distortion.pairs(Xs.row, Xs.col)))
+            if used <= delta and leakage_nats(output_joint(P, Xs.row, Xs.col, Xs.data, n),
+                                              p_a) / LN2 < trace_f[-1]:
+                V.rows, V.cols, x, V.a = Xs.row.astype(np.int64), Xs.col.astype(np.int64), \
+                    Xs.data, problem.p_b[Xs.col] * problem.distortion.pairs(Xs.row, Xs.col)
+                stop = "perfect privacy (exact LP)"
+                trace_f.append(leakage_nats(output_joint(P, V.rows, V.cols, x, n), p_a) / LN2)
+                trace_gap.append(trace_f[-1])
     # undo rounding drift of the incremental updates, then re-check the budget exactly
     x = normalise_columns(V.cols, x, n)
     x_start = np.zeros_like(x)
@@ -315,7 +331,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         "lower_bound_bits": best_lb / LN2,
         "budget_dual": lam,
         "objective_bits": trace_f[-1],
-        "converged": stop == "tolerance",
+        "converged": stop == "tolerance" or stop.startswith("perfect privacy"),
         "stop_reason": stop,
         "columns": int(V.rows.size),
         "columns_generated": int(V.rows.size - n),
