@@ -120,5 +120,8 @@ def test_classifier_attack_on_released_feature_records() -> None:
     released = pb.MechanismResult(kind="records", records=feats)
     out = LogisticAttack().compute(problem, released, delta=0.0, seed=0)
     assert out["lr_auc"] > 0.99
+    as_dict = pb.MechanismResult(kind="records", records={"kind": "feature_records",
+                                                           "released": feats})
+    assert LogisticAttack().compute(problem, as_dict, delta=0.0, seed=0)["lr_auc"] > 0.99
     noise = pb.MechanismResult(kind="records", records=rng.normal(size=(y.size, 2)))
     assert abs(LogisticAttack().compute(problem, noise, delta=0.0, seed=0)["lr_auc"] - 0.5) < 0.1

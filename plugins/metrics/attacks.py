@@ -122,7 +122,10 @@ class _ClassifierAttack(pb.Metric):
               rng: np.random.Generator) -> tuple[Any, np.ndarray, bool, np.ndarray | None]:
         """(features, labels, categorical?, category codes) of the released records."""
         if result.records is not None:
-            X = np.asarray(result.records, dtype=float)
+            released = result.records  # a feature matrix, or the record mechanisms' dict
+            if isinstance(released, dict):
+                released = released.get("released")
+            X = np.asarray(released, dtype=float)
             y = problem.records["private"].to_numpy()
             if X.shape[0] != y.size:
                 raise pb.ValidationError(f"{X.shape[0]} released records for {y.size} users")
