@@ -67,6 +67,8 @@ class _Page:
         self.parts: list[str] = []
         self.fig_dir = out_dir / "figures"
         self.fig_dir.mkdir(parents=True, exist_ok=True)
+        for stale in self.fig_dir.glob("*-fig[0-9]*.png"):  # a previous report's figures
+            stale.unlink()
         self.figures: list[Path] = []
 
     def add(self, text: str) -> None:
