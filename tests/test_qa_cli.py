@@ -168,3 +168,15 @@ def test_sparse_and_non_numeric_distortion_matrices() -> None:
     assert problem.distortion.to_dense().tolist() == [[0.0, 1.0], [1.0, 0.0]]
     with pytest.raises(pb.ValidationError, match="numeric"):
         pb.PrivacyProblem.from_arrays(joint=joint, distortion=[["a", "b"], ["c", "d"]])
+
+
+def test_dry_run_lists_runs_without_loading_data(tmp_path, capsys, db_path) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text('mechanisms = ["identity"]\n'
+                    f'datasets = ["csv:path={tmp_path / "absent.csv"},private=x"]\n'
+                    "deltas = [1.0]\n")
+    assert main(["sweep", str(spec), "--db", str(db_path), "--dry-run"]) == 0
+    assert "identity|csv[" in capsys.readouterr().out
+    assert main(["sweep", str(spec), "--db", str(db_path)]) == 2
+    assert "absent.csv does not exist" in capsys.readouterr().err
+    assert not db_path.exists()

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         check_timeout(args.timeout, what="--timeout")
     if args.workers is not None and args.workers < 1:
         raise ValidationError(f"--workers must be an integer >= 1; got {args.workers}")
-    runs = plan_runs(spec)
+    runs = plan_runs(spec, load_datasets=not args.dry_run)  # listing runs needs no data
     if args.dry_run:
         for r in runs:
             print(r.key)
