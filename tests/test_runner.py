@@ -125,3 +125,17 @@ def test_resume_after_sigkill_loses_only_runs_in_flight(tmp_path: Path) -> None:
     with sqlite3.connect(db) as conn:
         keys = [r[0] for r in conn.execute("SELECT run_key FROM runs WHERE status = 'ok'")]
     assert len(keys) == len(set(keys)) == len(deltas)
+
+
+@pytest.mark.slow
+def test_interrupting_a_process_sweep_stops_promptly(tmp_path: Path) -> None:
+    spec = _write_spec(tmp_path / "s.toml", ["faulty_hang"], [0.1, 0.2, 0.3, 0.4])
+    db = tmp_path / "r.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "privbench", "sweep", str(spec), "--db", str(db),
+                             "--executor", "process", "--workers", "2", "--timeout", "500"],
+                            env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(6)  # workers spawned and hanging
+    os.kill(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)  # a queued-run wait would take 500 s+
+    assert proc.returncode == 130
+    assert "interrupted" in err

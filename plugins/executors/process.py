@@ -38,21 +38,31 @@ class ProcessExecutor(pb.Executor):
         from pebble import ProcessExpired, ProcessPool
 
         workers = int(self.workers or os.cpu_count() or 1)
-        context = multiprocessing.get_context("spawn")
-        with ProcessPool(max_workers=workers, context=context) as pool:
+        pool = ProcessPool(max_workers=workers, context=multiprocessing.get_context("spawn"))
+        finished = False
+        try:
             futures = {pool.schedule(execute_run, args=[spec], timeout=timeout): spec
                        for spec in specs}
             for future in as_completed(futures):
                 spec = futures[future]
                 try:
-                    yield future.result()
+                    record = future.result()
                 except FutureTimeout:
-                    yield failed_record(spec, "timeout", f"run exceeded its time limit of {timeout:g} s")
+                    record = failed_record(spec, "timeout", f"run exceeded its time limit of {timeout:g} s")
                 except ProcessExpired as exc:
-                    yield failed_record(spec, "error", f"worker process died (exit code {exc.exitcode})")
+                    record = failed_record(spec, "error", f"worker process died (exit code {exc.exitcode})")
                 except Exception as exc:  # noqa: BLE001
-                    yield failed_record(spec, "error", f"{type(exc).__name__}: {exc}")
-
+                    record = failed_record(spec, "error", f"{type(exc).__name__}: {exc}")
+                yield record
+            finished = True
+        finally:
+            # interrupted (Ctrl-C, the consumer failed or stopped early): kill the workers
+            # now instead of waiting for every queued run, as ``with pool`` would
+            if finished:
+                pool.close()
+            else:
+                pool.stop()
+            pool.join()
 
     def map_tasks(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
         from pebble import ProcessPool
