@@ -58,6 +58,12 @@ def test_compare_prints_ratios(store: Path, capsys: pytest.CaptureFixture[str]) 
     assert "synthetic[m=3]" in text and "expmec" in text and "E[d] for I≤0.9" in text
 
 
+@pytest.mark.parametrize("flag", [["--target", "-1"], ["--budget", "nan"], ["--budget", "-3"]])
+def test_compare_rejects_bad_thresholds(store: Path, flag: list[str], capsys) -> None:
+    assert main(["compare", "--db", str(store), *flag]) == 2
+    assert "must be a finite number >= 0" in capsys.readouterr().err
+
+
 def test_compare_without_runs_fails_cleanly(tmp_path: Path) -> None:
     ResultStore(tmp_path / "empty.sqlite").close()
     assert main(["compare", "--db", str(tmp_path / "empty.sqlite")]) == 2

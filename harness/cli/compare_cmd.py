@@ -9,6 +9,7 @@ distortion as a multiple of the reference mechanism's ("expmec needs 8x sppm").
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from ..errors import ValidationError
@@ -40,6 +41,10 @@ def run(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table
 
+    for flag, values in (("--target", args.target), ("--budget", args.budget)):
+        for v in values or ():
+            if not math.isfinite(v) or v < 0:
+                raise ValidationError(f"{flag} must be a finite number >= 0; got {v!r}")
     df = load_runs(args.db)
     ok = df[df["status"] == "ok"] if not df.empty else df
     if args.dataset:
