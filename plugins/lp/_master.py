@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+import privbench as pb
+
 
 def check_columns(n: int, cols: np.ndarray, cost: np.ndarray, budget: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -67,3 +69,20 @@ class MasterArrays:
     def uncovered_rows(self) -> np.ndarray:
         """Simplex rows with no column yet (the master would be infeasible)."""
         return np.setdiff1d(np.arange(self.n), self.cols)
+
+
+class RebuildingBackend(pb.LPBackend):
+    """Base of backends that rebuild the LP from :class:`MasterArrays` on every solve.
+
+    Subclasses implement ``solve`` from ``self._m``; ``start`` may be extended to
+    check options before the master is created.
+    """
+
+    def start(self, n: int, delta: float) -> None:
+        self._m = MasterArrays(n, delta)
+
+    def add_columns(self, cols: np.ndarray, cost: np.ndarray, budget: np.ndarray) -> None:
+        self._m.add(cols, cost, budget)
+
+    def set_costs(self, cost: np.ndarray) -> None:
+        self._m.set_costs(cost)

@@ -14,10 +14,10 @@ import numpy as np
 
 import privbench as pb
 
-from ._master import MasterArrays, column_matrix
+from ._master import RebuildingBackend, column_matrix
 
 
-class CvxpyBackend(pb.LPBackend):
+class CvxpyBackend(RebuildingBackend):
     """LP through cvxpy; ``solver`` is any installed cvxpy solver name (default CLARABEL)."""
 
     name = "cvxpy"
@@ -34,13 +34,7 @@ class CvxpyBackend(pb.LPBackend):
             raise pb.ValidationError(
                 f"cvxpy: solver {solver} loads OR-Tools, which cannot share a process with "
                 "highspy (google/or-tools#5246); use the glop / pdlp LP backends")
-        self._m = MasterArrays(n, delta)
-
-    def add_columns(self, cols: np.ndarray, cost: np.ndarray, budget: np.ndarray) -> None:
-        self._m.add(cols, cost, budget)
-
-    def set_costs(self, cost: np.ndarray) -> None:
-        self._m.set_costs(cost)
+        super().start(n, delta)
 
     def solve(self) -> pb.LPSolution:
         import cvxpy as cp

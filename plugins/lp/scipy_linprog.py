@@ -11,10 +11,10 @@ import numpy as np
 
 import privbench as pb
 
-from ._master import MasterArrays, column_matrix
+from ._master import RebuildingBackend, column_matrix
 
 
-class ScipyLinprogBackend(pb.LPBackend):
+class ScipyLinprogBackend(RebuildingBackend):
     """Cold solves with scipy's bundled HiGHS (dual simplex by default)."""
 
     name = "scipy"
@@ -23,15 +23,6 @@ class ScipyLinprogBackend(pb.LPBackend):
 
     def __init__(self, method: str = "highs") -> None:
         self.method = method
-
-    def start(self, n: int, delta: float) -> None:
-        self._m = MasterArrays(n, delta)
-
-    def add_columns(self, cols: np.ndarray, cost: np.ndarray, budget: np.ndarray) -> None:
-        self._m.add(cols, cost, budget)
-
-    def set_costs(self, cost: np.ndarray) -> None:
-        self._m.set_costs(cost)
 
     def solve(self) -> pb.LPSolution:
         from scipy.optimize import linprog
