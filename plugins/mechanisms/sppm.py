@@ -19,7 +19,20 @@ from ._sppm.frank_wolfe import VARIANTS, solve_sppm
 
 
 class SPPM(pb.MappingMechanism):
-    """SPPM with ``iterations`` Frank-Wolfe steps at most, stopping at a gap < ``tol`` bits."""
+    """SPPM with ``iterations`` Frank-Wolfe steps at most, stopping at a gap < ``tol`` bits.
+
+    Parameters
+    ----------
+    iterations : Frank-Wolfe steps at most (the paper's L).
+    tol : stop once the certified gap ``gap_bits`` is below this (bits).
+    lp_backend : LP backend plugin for the restricted master (``privbench plugins``).
+    variant : ``pairwise`` (default: pairwise FW with corrective steps) or ``classic``
+        (the paper's Algorithm 1).
+    corrective_steps : pairwise steps among kept vertices after each LP step.
+    neighbours : K, the nearest outputs priced every round; the rest is priced
+        exactly through bounds and distortion balls when needed.
+    exact_every : price all n² pairs at least every this many iterations.
+    """
 
     name = "sppm"
     description = "SPPM: Frank-Wolfe + column generation, certified gap (gap_bits)"

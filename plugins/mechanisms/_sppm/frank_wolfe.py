@@ -287,6 +287,14 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
             t = time.perf_counter()
             moved, x = _step(V, atoms, sol, x, Q, L, gap, delta, eta, corrective_steps)
             timers["linesearch"] += time.perf_counter() - t
+            if not moved and not exact:  # the neighbour-priced step may miss: price all
+                sol, lam, best_v, _ = V.linear_step(L, empty, None, True, costs_set=True)
+                x = np.concatenate([x, np.zeros(V.rows.size - x.size)])
+                best_lb = max(best_lb, lam * delta + float(best_v.sum()))
+                trace_gap[-1] = max(f - best_lb, 0.0) / LN2
+                t = time.perf_counter()
+                moved, x = _step(V, atoms, sol, x, Q, L, gap, delta, eta, corrective_steps)
+                timers["linesearch"] += time.perf_counter() - t
             if not moved and empty.any():  # retry with the limit gradient at empty outputs
                 sol, _, _, _ = V.linear_step(L, empty, kappa)
                 x = np.concatenate([x, np.zeros(V.rows.size - x.size)])
@@ -316,9 +324,10 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                 trace_gap.append(trace_f[-1])
     # undo rounding drift of the incremental updates, then re-check the budget exactly
     x = normalise_columns(V.cols, x, n)
-    x_start = np.zeros_like(x)
-    x_start[:n] = 1.0
-    x = pull_into_budget(V.a, x, x_start, delta)
+    if not stop.startswith("perfect privacy"):  # the first n pairs are X0's
+        x_start = np.zeros_like(x)
+        x_start[:n] = 1.0
+        x = pull_into_budget(V.a, x, x_start, delta)
     support = np.bincount(V.cols[x > 0], minlength=n)
     hist = np.bincount(support)
     stats: dict[str, Any] = {

@@ -148,7 +148,7 @@ class Balls:
 
 def price_balls(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion: Distortion,
                 balls: Balls, lam: float, empty: np.ndarray, empty_cost: np.ndarray | None,
-                cols: np.ndarray, radius: np.ndarray, block_entries: int = BLOCK_ENTRIES
+                cols: np.ndarray, radius: np.ndarray, block_entries: int = BLOCK_ENTRIES // 4
                 ) -> tuple[np.ndarray, np.ndarray]:
     """(argmin, min) for inputs ``cols`` over the outputs within ``radius`` of each.
 
