@@ -81,8 +81,15 @@ def _fmt(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
+def _label(name: Any, params: Any) -> str:
+    if not isinstance(params, dict) or not params:
+        return _fmt(name)
+    return f"{name}[{','.join(f'{k}={params[k]}' for k in sorted(params))}]"
+
+
 def print_table(records: Sequence[dict[str, Any]], title: str = "runs") -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=title)
@@ -91,9 +98,13 @@ def print_table(records: Sequence[dict[str, Any]], title: str = "runs") -> None:
     for c in cols:
         table.add_column(c, overflow="fold")
     for r in records:
-        mech = (r.get("metrics") or {}).get("mechanism_repr") or r.get("mechanism")
-        table.add_row(mech, _fmt(r.get("dataset")), *(_fmt(r.get(c)) for c in cols[2:]))
+        # the parameters the user gave, not every default (those are in metrics.mechanism_repr)
+        mech = _label(r.get("mechanism"), r.get("params"))
+        data = _label(r.get("dataset"), r.get("dataset_params"))
+        table.add_row(escape(mech), escape(data), *(_fmt(r.get(c)) for c in cols[2:]))
     console = Console()
+    if not console.is_terminal:  # piped: do not squeeze the table into 80 columns
+        console = Console(width=160)
     console.print(table)
     for r in records:
         if not _missing(r.get("error")) and r.get("error"):
