@@ -87,3 +87,40 @@ def test_line_search_matches_a_scalar_minimiser() -> None:
                               options={"xatol": 1e-12})
         assert f <= min(ref.fun, phi(0.0), phi(gmax)) + 1e-12
         assert 0.0 <= g <= gmax
+
+
+@pytest.mark.parametrize("block", [1, 5, 32])
+def test_line_block_pricing_equals_a_dense_scan(block: int, monkeypatch) -> None:
+    """Per-block bounds on a sorted line (squared l2, l2, l1 on scalars) stay exact."""
+    monkeypatch.setattr(pricing, "LINE_BLOCK", block)
+    rng = np.random.default_rng(block)
+    for metric in ("sq_l2", "l2", "l1"):
+        n = 97
+        points = rng.normal(size=(n, 1)) * 4
+        points[10:14] = points[3]  # ties on the line
+        dist = pb.FeatureDistortion(points, metric)
+        prob = pb.load_dataset("random", n=n, n_private=3, seed=block, distortion="sq_l2")
+        P, p_b = prob.joint, prob.p_b
+        L = rng.normal(size=(3, n)) * 3
+        L[:, rng.integers(0, n, n // 3)] = math.log(1e-12)
+        empty = np.zeros(n, dtype=bool)
+        empty[rng.integers(0, n, 4)] = True
+        L[:, empty] = 0.0
+        D = dist.to_dense()
+        balls = pricing.Balls(dist)
+        assert balls.order is not None and balls.block_rows.shape[1] == block
+        for lam in (0.0, -1e-3, -0.1, -10.0):
+            for ec in (None, rng.random(n)):
+                C = L.T @ P
+                C[empty, :] = 0.0 if ec is None else ec[None, :]
+                V = C - lam * D * p_b[None, :]
+                cols = np.sort(rng.choice(n, 60, replace=False))
+                # a poor start (the diagonal) so the blocks do the work
+                best_i = cols.copy()
+                best_v = V[cols, cols].copy()
+                pricing.price_line_blocks(L, P, p_b, dist, balls, lam, empty, ec, cols,
+                                          best_i, best_v, chunk_entries=50)
+                np.testing.assert_allclose(best_v, V[:, cols].min(axis=0), rtol=1e-12,
+                                           atol=1e-15)
+                np.testing.assert_allclose(V[best_i, cols], best_v, rtol=1e-12, atol=1e-15)
+

@@ -22,6 +22,8 @@ from privbench import Distortion
 
 #: entries per block (n x block floats, a few temporaries)
 BLOCK_ENTRIES = 2**20
+#: outputs per contiguous block of the sorted line (1-D feature distortions)
+LINE_BLOCK = 32
 
 
 def _blocks(n: int, cols: np.ndarray, block_entries: int):
@@ -110,6 +112,13 @@ class Balls:
             self.order = np.argsort(points[:, 0], kind="stable")
             self.sorted = points[self.order, 0]
             self.tree = True
+            # contiguous blocks of the sorted outputs (the last padded with its own end)
+            n, b = self.order.size, LINE_BLOCK
+            nbk = -(-n // b)
+            pad = np.concatenate([self.order, np.full(nbk * b - n, self.order[-1])])
+            self.block_rows = pad.reshape(nbk, b)
+            self.block_lo = self.sorted[np.arange(nbk) * b]
+            self.block_hi = self.sorted[np.minimum(np.arange(nbk) * b + b - 1, n - 1)]
         else:
             self.order = None
             self.tree = cKDTree(points)
@@ -117,6 +126,14 @@ class Balls:
     def _radius(self, radius: np.ndarray) -> np.ndarray:
         r = np.sqrt(np.maximum(radius, 0.0)) if self.square else np.maximum(radius, 0.0)
         return r * (1 + 1e-9) + 1e-12
+
+    def block_distance(self, cols: np.ndarray) -> np.ndarray:
+        """(blocks, |cols|) lower bounds of d(b̂_i, b_j) over the outputs i of each block."""
+        x = self.points[cols, 0][None, :]
+        gap = np.maximum(np.maximum(self.block_lo[:, None] - x, x - self.block_hi[:, None]), 0.0)
+        if self.square:
+            gap = gap * gap
+        return gap * (1 - 1e-12)
 
     def sizes(self, cols: np.ndarray, radius: np.ndarray) -> np.ndarray:
         """How many outputs each ball holds (to cut the work into bounded chunks)."""
@@ -191,6 +208,64 @@ def _price_ball_chunk(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion:
     return best_i, best_v
 
 
+def price_line_blocks(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion: Distortion,
+                      balls: Balls, lam: float, empty: np.ndarray, empty_cost: np.ndarray | None,
+                      cols: np.ndarray, best_i: np.ndarray, best_v: np.ndarray,
+                      chunk_entries: int = BLOCK_ENTRIES // 4) -> int:
+    """Exact pricing on a line: improve ``best_i``/``best_v`` (indexed like ``cols``) in place.
+
+    The sorted outputs are cut into contiguous blocks. For input j and block β,
+    ``Σ_a P[a, j] min_{i∈β} L[a, i] - λ p(b_j) min_{i∈β} d(b̂_i, b_j)`` (P >= 0, λ <= 0)
+    is a lower bound of every value in the block, so only blocks whose bound is below
+    the best value found so far are scanned, in full. Returns the number of scanned
+    (block, input) pairs.
+    """
+    if cols.size == 0:
+        return 0
+    rows_b = balls.block_rows
+    at_empty = empty[rows_b]
+    live_any = ~at_empty.all(axis=1)
+    has_empty = at_empty.any(axis=1)
+    Lmin = np.where(empty[None, :], np.inf, L)[:, rows_b].min(axis=2)  # (|A|, blocks)
+    Lmin[:, ~live_any] = 0.0
+    Pc = P[:, cols]
+    bound = Lmin.T @ Pc
+    bound -= 1e-12 * (np.abs(Lmin).max() * Pc.sum(axis=0) + 1e-300)[None, :]
+    bound[~live_any] = np.inf
+    if has_empty.any():
+        e = np.zeros(cols.size) if empty_cost is None else empty_cost[cols]
+        bound[has_empty] = np.minimum(bound[has_empty], e[None, :])
+    if lam != 0.0:
+        bound -= lam * p_b[cols][None, :] * balls.block_distance(cols)
+    bk, jj = np.nonzero(bound < best_v[None, :])
+    if bk.size == 0:
+        return 0
+    b = rows_b.shape[1]
+    step = max(1, chunk_entries // b)
+    for s in range(0, bk.size, step):
+        k_b, k_j = bk[s : s + step], jj[s : s + step]
+        rows = rows_b[k_b]  # (k, b)
+        jcol = cols[k_j]
+        v = np.einsum("akb,ak->kb", L[:, rows], P[:, jcol])
+        if has_empty.any():
+            at = empty[rows]
+            if at.any():
+                e = np.zeros(jcol.size) if empty_cost is None else empty_cost[jcol]
+                v = np.where(at, e[:, None], v)
+        if lam != 0.0:
+            d = distortion.pairs(rows.ravel(), np.repeat(jcol, b)).reshape(rows.shape)
+            v -= lam * p_b[jcol][:, None] * d
+        arg = np.argmin(v, axis=1)
+        k = np.arange(k_b.size)
+        vmin, imin = v[k, arg], rows[k, arg]
+        low = best_v.copy()
+        np.minimum.at(low, k_j, vmin)
+        win = (vmin == low[k_j]) & (vmin < best_v[k_j])
+        best_i[k_j[win]] = imin[win]
+        best_v[k_j[win]] = vmin[win]
+    return int(np.unique(jj).size)
+
+
 def price_neighbours(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, nb: Neighbours, lam: float,
                      empty: np.ndarray, empty_cost: np.ndarray | None = None
                      ) -> tuple[np.ndarray, np.ndarray]:
@@ -262,6 +337,12 @@ def price_exact(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion: Disto
     best_i, best_v = (a.copy() for a in neighbour_result)
     if nb.complete:
         return best_i, best_v, 0
+    if balls is not None and getattr(balls, "order", None) is not None:
+        # a line: per-block bounds are much tighter than one bound per input
+        cols = np.arange(P.shape[1])
+        scanned = price_line_blocks(L, P, p_b, distortion, balls, lam, empty, empty_cost,
+                                    cols, best_i, best_v)
+        return best_i, best_v, scanned
     # min_i c[i, j] >= Σ_a P[a, j] min_i L[a, i] (P >= 0): O(|A| n), exact when a column
     # has one private value; the exact hull minimum only where this does not settle it
     live = ~empty
