@@ -6,6 +6,15 @@ cvxpy hands it to an exponential-cone solver (Clarabel by default). The program 
 n² variables, so it is a reference for small alphabets: above ``max_n`` it refuses
 (the limit can be raised). The solver's point is repaired to be exactly
 column-stochastic and within budget before it is returned.
+
+Robustness: the joint is scaled so the cone entries are O(1) (unscaled, Clarabel stalls
+with InsufficientProgress on census-like data); a budget that affords a constant output
+is answered in closed form (I = 0); if the chosen solver fails or is only
+``optimal_inaccurate``, a chain of fallbacks runs (Clarabel with cautious settings, the
+unscaled program, then other installed exponential-cone solvers: ECOS, SCS) and the
+repaired candidate with the least true I is returned. Stats record ``solver_used``,
+``solver_status`` (inaccurate stays inaccurate), every attempt, and ``objective_bits``,
+the true I(A; B̂) of the returned mapping. ``fallback=False`` tries the solver once.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
+import warnings
 
 import numpy as np
 
@@ -34,8 +44,10 @@ class Optimal(pb.MappingMechanism):
     parameters = {"solver": ["CLARABEL"]}
     test_parameters = {"solver": ["CLARABEL"]}
 
-    def __init__(self, solver: str = "CLARABEL", max_n: int = 300, verbose: bool = False) -> None:
+    def __init__(self, solver: str = "CLARABEL", max_n: int = 300, verbose: bool = False,
+                 fallback: bool = True) -> None:
         self.solver = solver
+        self.fallback = fallback
         self.max_n = max_n
         self.verbose = verbose
 
@@ -72,36 +84,129 @@ class Optimal(pb.MappingMechanism):
         if identity_cost > delta:
             raise pb.ValidationError(f"optimal: the identity mapping needs E[d] = "
                                      f"{identity_cost:.6g} > delta = {delta:g}")
-        live = problem.p_a > 0
-        P = problem.joint[live]
-        p_a = problem.p_a[live]
-        X = cp.Variable((n, n), nonneg=True)
-        Q = P @ X.T
-        q = cp.sum(Q, axis=0)
-        T = p_a.reshape(-1, 1) @ cp.reshape(q, (1, n), order="C")
-        objective = cp.Minimize(cp.sum(cp.rel_entr(Q, T)))
-        constraints = [cp.sum(X, axis=0) == 1, cp.sum(cp.multiply(cost, X)) <= delta]
-        prob = cp.Problem(objective, constraints)
-        t = time.perf_counter()
-        try:
-            prob.solve(solver=solver, verbose=bool(self.verbose))
-        except cp.error.SolverError as exc:
-            raise pb.PrivbenchError(f"optimal: solver {solver} failed: {exc}") from None
-        elapsed = time.perf_counter() - t
-        if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or X.value is None:
-            raise pb.PrivbenchError(f"optimal: solver {solver} ended with status {prob.status}")
-        Xv = np.maximum(np.asarray(X.value, dtype=float), 0.0)
-        sums = Xv.sum(axis=0)
-        bad = sums <= 0
-        Xv[:, bad] = np.eye(n)[:, bad]
-        Xv /= Xv.sum(axis=0, keepdims=True)
-        used = float(np.sum(cost * Xv))
-        Xv, theta = mix_into_budget(Xv, np.eye(n), used, identity_cost, delta)
-        Qv = Xv @ problem.joint.T
-        value = leakage_nats(Qv.T, problem.p_a) / LN2
-        return self.result(Xv, solver=solver, solver_status=prob.status,
-                           solver_objective_bits=float(prob.value) / LN2,
-                           objective_bits=value, repair_theta=theta, solve_time_s=elapsed)
+        # Perfect privacy in closed form: a constant output b̂_k has I = 0 and costs
+        # E[d] = Σ_j p(b_j) d(b̂_k, b_j); if the cheapest one fits, it is optimal.
+        const_cost = cost.sum(axis=1)
+        k = int(np.argmin(const_cost))
+        if const_cost[k] <= delta:
+            Xc = np.zeros((n, n))
+            Xc[k, :] = 1.0
+            return self.result(Xc, solver=solver, solver_used="closed_form",
+                               solver_status="optimal", solver_objective_bits=0.0,
+                               objective_bits=0.0, repair_theta=1.0, solve_time_s=0.0,
+                               attempts=[])
+        t0 = time.perf_counter()
+        attempts: list[dict] = []
+        best: tuple[float, np.ndarray, float, dict] | None = None
+        for name, scaled, opts in self._chain(solver, cp.installed_solvers()):
+            attempt = {"solver": name, "scaled": scaled}
+            X, status, obj, elapsed, err = _solve_once(problem, cost, delta, name, scaled,
+                                                        opts, bool(self.verbose))
+            attempt.update(status=status, time_s=round(elapsed, 4))
+            if err:
+                attempt["error"] = err
+            attempts.append(attempt)
+            if X is None:
+                continue
+            Xv, theta = _repair(X, cost, identity_cost, delta)
+            value = leakage_nats((Xv @ problem.joint.T).T, problem.p_a) / LN2
+            attempt["objective_bits"] = value
+            info = {"solver_used": name, "solver_status": status, "scaled": scaled,
+                    "solver_objective_bits": obj, "repair_theta": theta}
+            if best is None or value < best[0]:
+                best = (value, Xv, theta, info)
+            if status == "optimal":
+                break
+        elapsed = time.perf_counter() - t0
+        if best is None:
+            summary = "; ".join(f"{a['solver']}{'(scaled)' if a['scaled'] else ''}: "
+                                f"{a.get('error') or a['status']}" for a in attempts)
+            raise pb.PrivbenchError(f"optimal: every solver attempt failed ({summary})")
+        value, Xv, _theta, info = best
+        return self.result(Xv, solver=solver, objective_bits=value, solve_time_s=elapsed,
+                           attempts=attempts, **info)
+
+    def _chain(self, solver: str, installed: list[str]) -> list[tuple[str, bool, dict]]:
+        """Attempts in order: the chosen solver on the scaled program, then fallbacks."""
+        chain = [(solver, True, _SOLVER_OPTIONS.get(solver, {}))]
+        if not self.fallback:
+            return chain
+        if solver == "CLARABEL":
+            chain.append(("CLARABEL", True, _CLARABEL_ROBUST))
+        chain.append((solver, False, _SOLVER_OPTIONS.get(solver, {})))
+        for other in _FALLBACKS:
+            if other != solver and other in installed:
+                chain.append((other, True, _SOLVER_OPTIONS.get(other, {})))
+        return chain
+
+
+# Solver options. Clarabel's defaults first; a second Clarabel try with a more cautious
+# step and stronger static regularisation; SCS (first-order) last, at tight tolerance.
+_SOLVER_OPTIONS: dict[str, dict] = {
+    "SCS": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 20000},
+}
+_CLARABEL_ROBUST = {"max_iter": 500, "max_step_fraction": 0.9,
+                    "static_regularization_constant": 1e-7, "tol_feas": 1e-8}
+# Exponential-cone solvers only; never GLOP/PDLP (OR-Tools cannot share a process with
+# highspy), and those are LP solvers anyway.
+_FALLBACKS = ("CLARABEL", "ECOS", "SCS")
+
+
+def _solve_once(problem: pb.PrivacyProblem, cost: np.ndarray, delta: float, solver: str,
+                scaled: bool, opts: dict, verbose: bool
+                ) -> tuple[np.ndarray | None, str, float | None, float, str | None]:
+    """One cvxpy solve of problem (1); returns (X or None, status, objective bits, time, error).
+
+    Scaling: the joint is multiplied by s = (number of non-zero cells), so the typical
+    p(a, b̂) handed to the exponential cones is O(1) instead of O(1/(|A| n)); the
+    objective is then s·I and is divided back. Without it Clarabel stalls
+    (InsufficientProgress) on census-like data. Columns j with p(b_j) = 0 influence
+    neither the objective nor the budget; they are fixed to the identity and left out.
+    """
+    import cvxpy as cp
+
+    n = problem.n
+    live_a = problem.p_a > 0
+    live_b = problem.p_b > 0
+    P = problem.joint[np.ix_(live_a, live_b)]
+    p_a = problem.p_a[live_a]
+    c = cost[:, live_b]
+    m = int(live_b.sum())
+    s = float(np.count_nonzero(P)) if scaled else 1.0
+    X = cp.Variable((n, m), nonneg=True)
+    Q = (s * P) @ X.T
+    q = cp.sum(Q, axis=0)
+    T = p_a.reshape(-1, 1) @ cp.reshape(q, (1, n), order="C")
+    objective = cp.Minimize(cp.sum(cp.rel_entr(Q, T)))
+    constraints = [cp.sum(X, axis=0) == 1, cp.sum(cp.multiply(c, X)) <= delta]
+    prob = cp.Problem(objective, constraints)
+    t = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "solution may be inaccurate": kept as status
+            prob.solve(solver=solver, verbose=verbose, **opts)
+    except (cp.error.SolverError, ValueError, TypeError) as exc:
+        return None, "solver_error", None, time.perf_counter() - t, str(exc).split("\n")[0]
+    elapsed = time.perf_counter() - t
+    status = str(prob.status)
+    if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or X.value is None:
+        return None, status, None, elapsed, None
+    full = np.eye(n)
+    full[:, live_b] = np.asarray(X.value, dtype=float)
+    return full, status, float(prob.value) / s / LN2, elapsed, None
+
+
+def _repair(X: np.ndarray, cost: np.ndarray, identity_cost: float, delta: float
+            ) -> tuple[np.ndarray, float]:
+    """Clip, renormalise columns, and mix with the identity just enough to meet Δ."""
+    n = X.shape[0]
+    Xv = np.where(np.isfinite(X), np.maximum(X, 0.0), 0.0)
+    sums = Xv.sum(axis=0)
+    bad = sums <= 0
+    Xv[:, bad] = np.eye(n)[:, bad]
+    Xv /= Xv.sum(axis=0, keepdims=True)
+    used = float(np.sum(cost * Xv))
+    return mix_into_budget(Xv, np.eye(n), used, identity_cost, delta)
 
 
 @pb.hookimpl
