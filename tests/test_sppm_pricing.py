@@ -124,3 +124,23 @@ def test_line_block_pricing_equals_a_dense_scan(block: int, monkeypatch) -> None
                                            atol=1e-15)
                 np.testing.assert_allclose(V[best_i, cols], best_v, rtol=1e-12, atol=1e-15)
 
+
+
+def test_neighbour_pricing_is_the_minimum_over_each_list() -> None:
+    rng = np.random.default_rng(7)
+    for prob in problems():
+        n = prob.n
+        L = rng.normal(size=(prob.n_private, n)) * 3
+        empty = np.zeros(n, dtype=bool)
+        empty[rng.integers(0, n, 3)] = True
+        D = prob.distortion.to_dense()
+        nb = pricing.Neighbours(prob.distortion, 16)
+        for lam in (0.0, -0.1):
+            for ec in (None, rng.random(n)):
+                C = L.T @ prob.joint
+                C[empty, :] = 0.0 if ec is None else ec[None, :]
+                V = C - lam * D * prob.p_b[None, :]
+                i, v = pricing.price_neighbours(L, prob.joint, prob.p_b, nb, lam, empty, ec)
+                want = np.take_along_axis(V.T, nb.idx, axis=1).min(axis=1)
+                np.testing.assert_allclose(v, want, rtol=1e-12, atol=1e-15)
+                np.testing.assert_allclose(V[i, np.arange(n)], v, rtol=1e-12, atol=1e-15)

@@ -217,8 +217,8 @@ def price_line_blocks(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, distortion:
     The sorted outputs are cut into contiguous blocks. For input j and block β,
     ``Σ_a P[a, j] min_{i∈β} L[a, i] - λ p(b_j) min_{i∈β} d(b̂_i, b_j)`` (P >= 0, λ <= 0)
     is a lower bound of every value in the block, so only blocks whose bound is below
-    the best value found so far are scanned, in full. Returns the number of scanned
-    (block, input) pairs.
+    the best value found so far are scanned, in full. Returns the number of inputs
+    that needed a scan.
     """
     if cols.size == 0:
         return 0
@@ -271,15 +271,22 @@ def price_neighbours(L: np.ndarray, P: np.ndarray, p_b: np.ndarray, nb: Neighbou
                      ) -> tuple[np.ndarray, np.ndarray]:
     """(argmin, min) of c - λ a over each input's neighbour list only: O(|A| n K)."""
     n = P.shape[1]
-    c = np.einsum("ajk,aj->jk", L[:, nb.idx], P)
+    idx = nb.idx
+    # one gathered (n, K) slab per private value, accumulated in place (no |A| x n x K array)
+    c = L[0][idx]
+    c *= P[0][:, None]
+    for a in range(1, L.shape[0]):
+        t = L[a][idx]
+        t *= P[a][:, None]
+        c += t
     if empty.any():
-        at_empty = empty[nb.idx]
         fill = np.zeros(n) if empty_cost is None else empty_cost
-        c = np.where(at_empty, fill[:, None], c)
-    c -= lam * p_b[:, None] * nb.dist
+        np.copyto(c, np.broadcast_to(fill[:, None], c.shape), where=empty[idx])
+    if lam != 0.0:
+        c += (-lam * p_b)[:, None] * nb.dist
     arg = np.argmin(c, axis=1)
     rows = np.arange(n)
-    return nb.idx[rows, arg], c[rows, arg]
+    return idx[rows, arg], c[rows, arg]
 
 
 def _hull_points(points: np.ndarray) -> np.ndarray:
