@@ -157,3 +157,44 @@ def test_perfect_privacy_needing_a_non_constant_mapping_is_reached_exactly() -> 
     assert res.stats["gap_bits"] == 0.0
     below = pb.get_mechanism("sppm", iterations=50).solve(problem, 3.9)
     assert check_mapping(problem, below, 3.9) > 0.0
+
+
+@pytest.mark.parametrize("kind", ["random", "sq_l2"])
+def test_x0_starts_from_the_given_mapping(kind: str) -> None:
+    problem = pb.load_dataset("random", n=14, n_private=3, seed=3, distortion=kind)
+    delta = 0.3 * perfect_privacy_budget(problem)
+    n = problem.n
+    # a feasible X0 that is not the identity: half identity, half a short SPPM run
+    short = pb.get_mechanism("sppm", iterations=3).solve(problem, delta).mapping.toarray()
+    X0 = 0.5 * np.eye(n) + 0.5 * short
+    res = pb.get_mechanism("sppm", tol=1e-5, iterations=400, x0=X0).solve(problem, delta)
+    mi = check_mapping(problem, res, delta)
+    assert res.stats["objective_trace_bits"][0] == pytest.approx(
+        mutual_information(problem, X0), abs=1e-12)
+    mi_opt = mutual_information(problem, pb.get_mechanism("optimal").solve(problem, delta).mapping)
+    assert abs(mi - mi_opt) <= 1e-3
+    assert res.stats["gap_bits"] >= mi - mi_opt - OPT_TOL
+    # same as a sparse input
+    import scipy.sparse as sp
+
+    res_sp = pb.get_mechanism("sppm", tol=1e-5, iterations=400, x0=sp.csc_array(X0)).solve(
+        problem, delta)
+    assert res_sp.stats["objective_bits"] == pytest.approx(res.stats["objective_bits"], abs=1e-9)
+
+
+def test_x0_is_validated() -> None:
+    problem = pb.load_dataset("random", n=10, n_private=2, seed=1, distortion="sq_l2")
+    delta = 0.3 * perfect_privacy_budget(problem)
+    n = problem.n
+    far = np.zeros((n, n))
+    far[int(np.argmax(problem.distortion.to_dense()[:, 0])), :] = 1.0
+    bad = {
+        "shape": np.eye(n + 1),
+        "sum": 0.5 * np.eye(n),
+        "negative": np.eye(n) * 2 - np.roll(np.eye(n), 1, axis=0),
+        "nan": np.full((n, n), np.nan),
+        "budget": far,
+    }
+    for _name, X0 in bad.items():
+        with pytest.raises(pb.ValidationError, match="x0"):
+            pb.get_mechanism("sppm", x0=X0).solve(problem, delta)

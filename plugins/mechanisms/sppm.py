@@ -32,6 +32,9 @@ class SPPM(pb.MappingMechanism):
     neighbours : K, the nearest outputs priced every round; the rest is priced
         exactly through bounds and distortion balls when needed.
     exact_every : price all n² pairs at least every this many iterations.
+    x0 : the starting mapping X0 (n x n, dense or scipy sparse, columns on the simplex,
+        within the budget); None (default) starts from the identity, or from each input's
+        least-distortion output when the identity exceeds the budget.
     """
 
     name = "sppm"
@@ -41,7 +44,7 @@ class SPPM(pb.MappingMechanism):
 
     def __init__(self, iterations: int = 100, tol: float = 1e-4, lp_backend: str = "highs",
                  variant: str = "pairwise", corrective_steps: int = 10, neighbours: int = 128,
-                 exact_every: int = 10) -> None:
+                 exact_every: int = 10, x0: object = None) -> None:
         self.iterations = iterations
         self.tol = tol
         self.lp_backend = lp_backend
@@ -49,6 +52,7 @@ class SPPM(pb.MappingMechanism):
         self.corrective_steps = corrective_steps
         self.neighbours = neighbours
         self.exact_every = exact_every
+        self.x0 = x0
 
     def _check_params(self) -> None:
         if not isinstance(self.iterations, numbers.Integral) or isinstance(self.iterations, bool) \
@@ -82,7 +86,7 @@ class SPPM(pb.MappingMechanism):
                          tol=float(self.tol), variant=str(self.variant),
                          corrective_steps=int(self.corrective_steps),
                          neighbours=int(self.neighbours),
-                         exact_every=int(self.exact_every))
+                         exact_every=int(self.exact_every), x0=self.x0)
         keep = out.x > 0
         X = sp.csc_array((out.x[keep], (out.rows[keep], out.cols[keep])),
                          shape=(problem.n, problem.n))

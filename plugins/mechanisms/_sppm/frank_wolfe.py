@@ -66,6 +66,32 @@ def _row_budget_costs(problem: PrivacyProblem) -> np.ndarray:
     return out
 
 
+def start_from(problem: PrivacyProblem, delta: float, x0: Any
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A user's X0 (dense or scipy sparse, n x n) as pairs (rows, cols, x), validated."""
+    n = problem.n
+    try:
+        X = sp.coo_array(x0, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"sppm: x0 must be an n x n matrix; {exc}") from None
+    if X.shape != (n, n):
+        raise ValidationError(f"sppm: x0 must have shape ({n}, {n}); got {X.shape}")
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    if not np.all(np.isfinite(X.data)) or np.any(X.data < 0):
+        raise ValidationError("sppm: x0 must be finite and non-negative")
+    sums = np.bincount(X.col, weights=X.data, minlength=n)
+    if np.any(np.abs(sums - 1.0) > 1e-9):
+        raise ValidationError("sppm: every column of x0 must sum to 1 (p(b̂ | b_j))")
+    rows, cols = X.row.astype(np.int64), X.col.astype(np.int64)
+    x = X.data / sums[cols]
+    used = float(np.sum(x * problem.p_b[cols] * problem.distortion.pairs(rows, cols)))
+    if used > delta:
+        raise ValidationError(f"sppm: x0 does not meet the budget: E[d] = {used:.6g} "
+                              f"> delta = {delta:g}")
+    return rows, cols, x
+
+
 def start_pairs(problem: PrivacyProblem, delta: float) -> tuple[np.ndarray, np.ndarray]:
     """X0: identity when it meets the budget, else each input to its least-distortion output."""
     n = problem.n
@@ -104,6 +130,8 @@ class ActiveSet:
         self.cols = cols
         self.a = problem.p_b[cols] * problem.distortion.pairs(rows, cols)
         self.keys = set((rows * self.n + cols).tolist())
+        #: X0's values on the first pairs (a mapping within the budget)
+        self.x_start = np.ones(rows.size)
         self.timers = timers
         self.lp_solves = 0
         self.lp_iterations = 0
@@ -205,7 +233,7 @@ def _corrective_steps(atoms: AtomSet, x: np.ndarray, Q: np.ndarray, p_a: np.ndar
 def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                iterations: int = 100, tol: float = 1e-4, eta: float = POSTERIOR_FLOOR,
                variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
-               exact_every: int = 10,
+               exact_every: int = 10, x0: Any = None,
                on_iteration: Callable[[dict[str, Any]], None] | None = None) -> SPPMOutcome:
     """Run SPPM; stop after ``iterations`` steps or once the certified gap < ``tol`` bits.
 
@@ -246,9 +274,13 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                 "objective_trace_bits": [0.0], "gap_trace_bits": [0.0],
                 "runtime_total_s": time.perf_counter() - t_total})
 
-    rows, cols = start_pairs(problem, delta)
+    if x0 is None:
+        rows, cols = start_pairs(problem, delta)
+        x = np.ones(n)
+    else:
+        rows, cols, x = start_from(problem, delta, x0)
     V = ActiveSet(problem, backend, rows, cols, timers, neighbours)
-    x = np.ones(n)
+    V.x_start = x.copy()  # the first pairs of V hold X0, which meets the budget
     kappa = limit_costs(P, p_a, problem.p_b)
     best_lb = 0.0
     lam = 0.0
@@ -324,9 +356,9 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                 trace_gap.append(trace_f[-1])
     # undo rounding drift of the incremental updates, then re-check the budget exactly
     x = normalise_columns(V.cols, x, n)
-    if not stop.startswith("perfect privacy"):  # the first n pairs are X0's
+    if not stop.startswith("perfect privacy"):  # the first pairs are X0's
         x_start = np.zeros_like(x)
-        x_start[:n] = 1.0
+        x_start[:V.x_start.size] = V.x_start
         x = pull_into_budget(V.a, x, x_start, delta)
     support = np.bincount(V.cols[x > 0], minlength=n)
     hist = np.bincount(support)
@@ -343,7 +375,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         "converged": stop == "tolerance" or stop.startswith("perfect privacy"),
         "stop_reason": stop,
         "columns": int(V.rows.size),
-        "columns_generated": int(V.rows.size - n),
+        "columns_generated": int(V.rows.size - V.x_start.size),
         "support_max": int(support.max()) if n else 0,
         "support_hist": {int(k): int(v) for k, v in enumerate(hist) if v},
         "time_pricing_s": timers["pricing"],
@@ -365,7 +397,7 @@ def _step(V: ActiveSet, atoms: AtomSet | None, sol: LPSolution, x: np.ndarray, Q
     n, P, p_a = V.n, V.problem.joint, V.problem.p_a
     x_new = normalise_columns(V.cols, sol.x, n)
     x_start = np.zeros_like(x_new)
-    x_start[:n] = 1.0
+    x_start[:V.x_start.size] = V.x_start
     x_new = pull_into_budget(V.a, x_new, x_start, delta)
     Q_new = output_joint(P, V.rows, V.cols, x_new, n)
     if atoms is None:
