@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privbench import LPBackend, LPSolution, PrivacyProblem, ValidationError
+from privbench import LPBackend, LPSolution, PrivacyProblem, ValidationError, validate_mapping
 
 from .atoms import AtomSet
 from .feasible import normalise_columns, pull_into_budget
@@ -68,23 +68,13 @@ def _row_budget_costs(problem: PrivacyProblem) -> np.ndarray:
 
 def start_from(problem: PrivacyProblem, delta: float, x0: Any
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A user's X0 (dense or scipy sparse, n x n) as pairs (rows, cols, x), validated."""
-    n = problem.n
+    """A user's X0 (dense or scipy sparse, n x n) as pairs (rows, cols, x), validated
+    with the same checks the runner applies to every returned mapping."""
     try:
-        X = sp.coo_array(x0, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(f"sppm: x0 must be an n x n matrix; {exc}") from None
-    if X.shape != (n, n):
-        raise ValidationError(f"sppm: x0 must have shape ({n}, {n}); got {X.shape}")
-    X.sum_duplicates()
-    X.eliminate_zeros()
-    if not np.all(np.isfinite(X.data)) or np.any(X.data < 0):
-        raise ValidationError("sppm: x0 must be finite and non-negative")
-    sums = np.bincount(X.col, weights=X.data, minlength=n)
-    if np.any(np.abs(sums - 1.0) > 1e-9):
-        raise ValidationError("sppm: every column of x0 must sum to 1 (p(b̂ | b_j))")
-    rows, cols = X.row.astype(np.int64), X.col.astype(np.int64)
-    x = X.data / sums[cols]
+        X = sp.coo_array(validate_mapping(x0, problem.n))
+    except ValidationError as exc:
+        raise ValidationError(f"sppm: x0 is not a valid mapping: {exc}") from None
+    rows, cols, x = X.row.astype(np.int64), X.col.astype(np.int64), X.data
     used = float(np.sum(x * problem.p_b[cols] * problem.distortion.pairs(rows, cols)))
     if used > delta:
         raise ValidationError(f"sppm: x0 does not meet the budget: E[d] = {used:.6g} "
