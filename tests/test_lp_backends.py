@@ -14,7 +14,7 @@ from scipy.optimize import linprog
 
 import privbench as pb
 
-BACKENDS = ["highs", "scipy", "glop", "pdlp", "cvxpy"]
+BACKENDS = ["highs", "scipy", "mckp", "glop", "pdlp", "cvxpy"]
 #: first-order / interior-point solvers are accurate to their tolerances only
 TOL = {"pdlp": 1e-6, "cvxpy": 1e-6}
 
