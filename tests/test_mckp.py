@@ -57,6 +57,20 @@ def test_mckp_matches_linprog_and_certifies_itself(master) -> None:
     assert lam * delta + mu.sum() == pytest.approx(obj, abs=1e-9)
 
 
+@settings(max_examples=100, deadline=None)
+@given(masters(), st.integers(0, 30))
+def test_incremental_order_equals_a_full_sort(master, cut: int) -> None:
+    n, cols, _, budget, _ = master
+    cut = min(cut, cols.size)
+    head, _ = group_order(cols[:cut], budget[:cut], n)
+    merged, ptr = group_order(cols, budget, n, head)
+    full, ptr_full = group_order(cols, budget, n)
+    np.testing.assert_array_equal(ptr, ptr_full)
+    key = np.stack([cols, budget])
+    np.testing.assert_array_equal(key[:, merged], key[:, full])
+    assert sorted(merged.tolist()) == list(range(cols.size))
+
+
 def test_mckp_backend_reports_uncovered_inputs() -> None:
     b = pb.get_lp_backend("mckp")
     b.start(3, 1.0)

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
 import privbench as pb
-from privbench.plugins.mechanisms._sppm import leakage, linesearch, pricing
+from privbench.plugins.mechanisms._sppm import leakage, line_pricing, linesearch, pricing
 
 
 def problems():
@@ -124,6 +124,51 @@ def test_line_block_pricing_equals_a_dense_scan(block: int, monkeypatch) -> None
                                            atol=1e-15)
                 np.testing.assert_allclose(V[best_i, cols], best_v, rtol=1e-12, atol=1e-15)
 
+
+
+@pytest.mark.parametrize("block", [1, 5, 32])
+@pytest.mark.parametrize("metric", ["sq_l2", "l2", "l1", "hamming"])
+def test_line_kernel_pricing_equals_a_dense_scan(block: int, metric: str) -> None:
+    """The compiled outward walk over sorted blocks returns the dense minimum, every j."""
+    rng = np.random.default_rng(block)
+    n = 97
+    points = rng.integers(0, 2, size=(n, 1)).astype(float) if metric == "hamming" else \
+        rng.normal(size=(n, 1)) * 4
+    points[10:14] = points[3]  # ties on the line
+    dist = pb.FeatureDistortion(points, metric)
+    assert line_pricing.LinePricer.supports(dist)
+    pricer = line_pricing.LinePricer(points[:, 0], metric, block)
+    prob = pb.load_dataset("random", n=n, n_private=3, seed=block, distortion="sq_l2")
+    P, p_b = prob.joint, prob.p_b
+    D = dist.to_dense()
+    for trial in range(3):
+        L = rng.normal(size=(3, n)) * 3
+        L[:, rng.integers(0, n, n // 3)] = math.log(1e-12)
+        empty = np.zeros(n, dtype=bool)
+        empty[rng.integers(0, n, 4 * trial)] = True
+        L[:, empty] = 0.0
+        for lam in (0.0, -1e-3, -0.1, -10.0, -1e4):
+            for ec in (None, rng.random(n) - 0.5):
+                C = L.T @ P
+                C[empty, :] = 0.0 if ec is None else ec[None, :]
+                V = C - lam * D * p_b[None, :]
+                best_i, best_v = pricer.price(L, P, p_b, lam, empty, ec)
+                np.testing.assert_allclose(best_v, V.min(axis=0), rtol=1e-12, atol=1e-15)
+                np.testing.assert_allclose(V[best_i, np.arange(n)], best_v, rtol=1e-12,
+                                           atol=1e-15)
+
+
+def test_line_kernel_is_not_fooled_by_a_far_cheap_output() -> None:
+    """One very cheap output far away must still be found (the walk may not stop early)."""
+    n = 200
+    coord = np.arange(n, dtype=float)
+    pricer = line_pricing.LinePricer(coord, "sq_l2", 8)
+    P = np.full((1, n), 1.0 / n)
+    L = np.zeros((1, n))
+    L[0, 180] = -1e6
+    best_i, best_v = pricer.price(L, P, np.full(n, 1.0 / n), -1.0, np.zeros(n, bool))
+    assert best_i[0] == 180 and best_v[0] == pytest.approx(-1e6 / n + 180**2 / n)
+    assert line_pricing.LinePricer.supports(pb.FeatureDistortion(np.eye(3), "hamming")) is False
 
 
 def test_neighbour_pricing_is_the_minimum_over_each_list() -> None:

@@ -68,7 +68,7 @@ class MasterArrays:
 
     def uncovered_rows(self) -> np.ndarray:
         """Simplex rows with no column yet (the master would be infeasible)."""
-        return np.setdiff1d(np.arange(self.n), self.cols)
+        return np.flatnonzero(np.bincount(self.cols, minlength=self.n) == 0)
 
 
 class RebuildingBackend(pb.LPBackend):

@@ -119,12 +119,41 @@ def _greedy(cost, budget, hull, hptr, delta, x, mu):  # pragma: no cover - compi
     return OPTIMAL, lam, objective
 
 
-def group_order(cols: np.ndarray, budget: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Columns sorted by (input, budget) and each input's offsets into that order."""
-    order = np.lexsort((budget, cols))
+@numba.njit(cache=True, nogil=True)
+def _merge(order, new, cols, budget):  # pragma: no cover - compiled
+    """Merge two index lists, each sorted by (cols, budget), into one."""
+    out = np.empty(order.size + new.size, dtype=np.int64)
+    p = q = 0
+    for r in range(out.size):
+        if q >= new.size:
+            take_old = True
+        elif p >= order.size:
+            take_old = False
+        else:
+            a, b = order[p], new[q]
+            take_old = cols[a] < cols[b] or (cols[a] == cols[b] and budget[a] <= budget[b])
+        if take_old:
+            out[r] = order[p]
+            p += 1
+        else:
+            out[r] = new[q]
+            q += 1
+    return out
+
+
+def group_order(cols: np.ndarray, budget: np.ndarray, n: int, order: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Columns sorted by (input, budget) and each input's offsets into that order.
+
+    :param order: the result for the first ``order.size`` columns, if known: only the
+        columns added since are sorted, then merged in (O(|V|) instead of a full sort)
+    """
+    start = 0 if order is None else order.size
+    new = (np.lexsort((budget[start:], cols[start:])) + start).astype(np.int64)
+    order = new if order is None else _merge(order, new, cols, budget)
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(cols, minlength=n), out=ptr[1:])
-    return order.astype(np.int64), ptr
+    return order, ptr
 
 
 def solve_mckp(cost: np.ndarray, budget: np.ndarray, order: np.ndarray, ptr: np.ndarray,

@@ -26,6 +26,7 @@ class MCKPBackend(pb.LPBackend):
     def start(self, n: int, delta: float) -> None:
         self._m = MasterArrays(n, delta)
         self._order: tuple[np.ndarray, np.ndarray] | None = None
+        self._sorted: np.ndarray | None = None  # order of the columns sorted so far
 
     def add_columns(self, cols: np.ndarray, cost: np.ndarray, budget: np.ndarray) -> None:
         cols, cost, budget = check_columns(self._m.n, cols, cost, budget)
@@ -43,7 +44,8 @@ class MCKPBackend(pb.LPBackend):
             return pb.LPSolution("infeasible", np.zeros(m.cost.size), np.nan, 0.0, np.zeros(m.n),
                                  0, f"mckp: inputs without a column: {missing[:5].tolist()}")
         if self._order is None:
-            self._order = group_order(m.cols, m.budget, m.n)
+            self._order = group_order(m.cols, m.budget, m.n, self._sorted)
+            self._sorted = self._order[0]
         status, x, lam, mu, objective = solve_mckp(m.cost, m.budget, *self._order, m.delta)
         if status != OPTIMAL:
             return pb.LPSolution("infeasible", x, np.nan, 0.0, mu, 0,

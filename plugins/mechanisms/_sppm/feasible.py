@@ -14,7 +14,7 @@ def normalise_columns(cols: np.ndarray, x: np.ndarray, n: int) -> np.ndarray:
     """Clip x at 0 and rescale so the entries of each input column sum to one."""
     x = np.maximum(np.asarray(x, dtype=float), 0.0)
     sums = np.bincount(cols, weights=x, minlength=n)
-    if np.any(sums[np.unique(cols)] <= 0):
+    if np.any((sums <= 0) & (np.bincount(cols, minlength=n) > 0)):
         raise ValueError("a column of the mapping has no positive entry")
     return x / sums[cols]
 

@@ -35,6 +35,7 @@ from .leakage import (
     output_joint,
     pair_costs,
 )
+from .line_pricing import LinePricer
 from .linesearch import exact_line_search
 from .perfect import perfect_privacy_mapping
 from .pricing import BLOCK_ENTRIES, Balls, Neighbours, price_exact, price_neighbours
@@ -128,8 +129,12 @@ class ActiveSet:
         self._in_backend = 0
         self.full_scans = 0
         t = time.perf_counter()
-        self.nb = Neighbours(problem.distortion, neighbours)
-        self.balls = Balls(problem.distortion)
+        #: exact pricing on a line is cheap enough for every round; else neighbour lists
+        self.line = LinePricer(problem.distortion.points[:, 0], problem.distortion.metric) \
+            if LinePricer.supports(problem.distortion) else None
+        if self.line is None:
+            self.nb = Neighbours(problem.distortion, neighbours)
+            self.balls = Balls(problem.distortion)
         timers["pricing"] += time.perf_counter() - t
 
     def _fresh(self, best_i: np.ndarray, best_v: np.ndarray, mu: np.ndarray
@@ -172,6 +177,15 @@ class ActiveSet:
                                    f"{sol.status}: {sol.message}")
             lam = min(float(sol.budget_dual), 0.0)
             t = time.perf_counter()
+            if self.line is not None:
+                best_i, best_v = self.line.price(L, P, problem.p_b, lam, empty, empty_cost)
+                self.full_scans += self.n
+                fresh, new_keys, cand = self._fresh(best_i, best_v, sol.simplex_duals)
+                self.timers["pricing"] += time.perf_counter() - t
+                if not fresh.any():
+                    return sol, lam, best_v, added
+                added += self._add(L, empty, empty_cost, best_i, cand[fresh], new_keys[fresh])
+                continue
             # cheap rounds on the neighbour lists; an exact scan once they are exhausted
             best_i, best_v = price_neighbours(L, P, problem.p_b, self.nb, lam, empty, empty_cost)
             fresh, new_keys, cand = self._fresh(best_i, best_v, sol.simplex_duals)
@@ -188,15 +202,21 @@ class ActiveSet:
             self.timers["pricing"] += time.perf_counter() - t
             if scanned_all and not fresh.any():
                 return sol, lam, best_v, added
-            ni, nj = best_i[cand[fresh]], cand[fresh]
-            self.keys.update(new_keys[fresh].tolist())
-            na = problem.p_b[nj] * problem.distortion.pairs(ni, nj)
-            self.backend.add_columns(nj, pair_costs(L, P, ni, nj, empty, empty_cost), na)
-            self.rows = np.concatenate([self.rows, ni])
-            self.cols = np.concatenate([self.cols, nj])
-            self.a = np.concatenate([self.a, na])
-            self._in_backend = self.rows.size
-            added += ni.size
+            added += self._add(L, empty, empty_cost, best_i, cand[fresh], new_keys[fresh])
+
+    def _add(self, L: np.ndarray, empty: np.ndarray, empty_cost: np.ndarray | None,
+             best_i: np.ndarray, nj: np.ndarray, keys: np.ndarray) -> int:
+        """Append pairs (best_i[j], j) for j in ``nj`` to V and to the master."""
+        problem = self.problem
+        ni = best_i[nj]
+        self.keys.update(keys.tolist())
+        na = problem.p_b[nj] * problem.distortion.pairs(ni, nj)
+        self.backend.add_columns(nj, pair_costs(L, problem.joint, ni, nj, empty, empty_cost), na)
+        self.rows = np.concatenate([self.rows, ni])
+        self.cols = np.concatenate([self.cols, nj])
+        self.a = np.concatenate([self.a, na])
+        self._in_backend = self.rows.size
+        return int(ni.size)
 
 
 def _corrective_steps(atoms: AtomSet, x: np.ndarray, Q: np.ndarray, p_a: np.ndarray,
@@ -285,7 +305,8 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
             Q = output_joint(P, V.rows, V.cols, x, n)
             f = leakage_nats(Q, p_a)
             L, empty = decoder_logratios(Q, p_a, eta)
-            exact = exact_every <= 1 or it % exact_every == 0 or it == iterations
+            exact = V.line is not None or exact_every <= 1 or it % exact_every == 0 \
+                or it == iterations
             sol, lam, best_v, added = V.linear_step(L, empty, None, exact)
             if not exact and (f - (lam * delta + float(best_v.sum()))) / LN2 < tol:
                 # the neighbour-priced bound says we may be done: certify over all pairs
@@ -357,7 +378,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         "lp_solves": V.lp_solves,
         "lp_iterations": V.lp_iterations,
         "full_scan_columns": V.full_scans,
-        "neighbours": V.nb.k,
+        "neighbours": None if V.line is not None else V.nb.k,
         "gap_bits": trace_gap[-1],
         "lower_bound_bits": best_lb / LN2,
         "budget_dual": lam,
