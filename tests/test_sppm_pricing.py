@@ -137,7 +137,8 @@ def test_line_kernel_pricing_equals_a_dense_scan(block: int, metric: str) -> Non
     points[10:14] = points[3]  # ties on the line
     dist = pb.FeatureDistortion(points, metric)
     assert line_pricing.LinePricer.supports(dist)
-    pricer = line_pricing.LinePricer(points[:, 0], metric, block)
+    pricer = line_pricing.LinePricer(points[:, 0], metric, block, threads=2)
+    pricer.min_parallel = 10  # exercise the threaded split on a small line
     prob = pb.load_dataset("random", n=n, n_private=3, seed=block, distortion="sq_l2")
     P, p_b = prob.joint, prob.p_b
     D = dist.to_dense()

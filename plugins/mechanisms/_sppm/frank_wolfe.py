@@ -15,9 +15,10 @@ min I (see :mod:`.leakage`). The best bound seen so far, subtracted from I(X), i
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -104,6 +105,34 @@ def start_pairs(problem: PrivacyProblem, delta: float) -> tuple[np.ndarray, np.n
     return rows, idx.copy()
 
 
+@dataclass
+class LinearStep:
+    """One linear minimisation: the master solution, its λ, the priced ``m_j``.
+
+    ``certified``: ``m_j`` is the exact minimum over all n outputs, so
+    ``λ Δ + Σ m_j`` bounds the optimum. ``complete``: nothing priced out, so the
+    master solution is the LP optimum over all n² pairs.
+    """
+
+    sol: LPSolution
+    lam: float
+    best_v: np.ndarray
+    added: int
+    certified: bool
+    complete: bool
+
+    def bound(self, delta: float) -> float:
+        return self.lam * delta + float(self.best_v.sum())
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 VARIANTS = ("classic", "pairwise")
 #: pairwise FW keeps at most this many vertices (each O(|V|)); then it restarts from X
 MAX_ATOMS = 40
@@ -113,8 +142,12 @@ class ActiveSet:
     """The active pairs V with their budget coefficients, mirrored in the LP backend."""
 
     def __init__(self, problem: PrivacyProblem, backend: LPBackend, rows: np.ndarray,
-                 cols: np.ndarray, timers: dict[str, float], neighbours: int) -> None:
+                 cols: np.ndarray, timers: dict[str, float], neighbours: int,
+                 delta: float, rounds: int = 0, threads: int = 1) -> None:
         self.problem = problem
+        self.delta = delta
+        self.rounds = rounds
+        self.pruned = 0
         self.backend = backend
         self.n = problem.n
         self.rows = rows
@@ -130,8 +163,8 @@ class ActiveSet:
         self.full_scans = 0
         t = time.perf_counter()
         #: exact pricing on a line is cheap enough for every round; else neighbour lists
-        self.line = LinePricer(problem.distortion.points[:, 0], problem.distortion.metric) \
-            if LinePricer.supports(problem.distortion) else None
+        self.line = LinePricer(problem.distortion.points[:, 0], problem.distortion.metric,
+                               threads=threads) if LinePricer.supports(problem.distortion) else None
         if self.line is None:
             self.nb = Neighbours(problem.distortion, neighbours)
             self.balls = Balls(problem.distortion)
@@ -146,18 +179,21 @@ class ActiveSet:
         return fresh, new_keys, cand
 
     def linear_step(self, L: np.ndarray, empty: np.ndarray, empty_cost: np.ndarray | None,
-                    exact: bool = True, costs_set: bool = False
-                    ) -> tuple[LPSolution, float, np.ndarray, int]:
+                    exact: bool = True, costs_set: bool = False, rounds: int | None = None
+                    ) -> LinearStep:
         """Minimise the linearisation by column generation (Algorithm 2).
 
         With ``exact`` the last round scans all n² pairs (:func:`price_exact`), so the
         LP optimum is over the full set and ``m_j`` is exact; without it only the
-        neighbour lists are priced (cheap; ``m_j`` is then an upper bound).
+        neighbour lists are priced (cheap; ``m_j`` is then an upper bound). On a line
+        every round is exact (:mod:`.line_pricing`).
 
-        :returns: the final master solution, λ, ``m_j = min_i c_ij - λ a_ij`` (the last
-            pricing round) and the number of pairs added.
+        ``rounds`` (default: the active set's) caps the master solves: after that many,
+        the pairs that price out join V for the next iteration and the master solution
+        over the old V is returned (an inexact but certified step; 0 = no cap).
         """
         problem, P = self.problem, self.problem.joint
+        cap = self.rounds if rounds is None else rounds
         if not costs_set:
             c = pair_costs(L, P, self.rows, self.cols, empty, empty_cost)
             if self._in_backend == 0:
@@ -166,11 +202,13 @@ class ActiveSet:
                 self.backend.set_costs(c)
         self._in_backend = self.rows.size
         added = 0
+        solves = 0
         while True:
             t = time.perf_counter()
             sol = self.backend.solve()
             self.timers["lp"] += time.perf_counter() - t
             self.lp_solves += 1
+            solves += 1
             self.lp_iterations += sol.iterations
             if sol.status != "optimal":
                 raise RuntimeError(f"sppm: LP backend {self.backend.name!r} returned "
@@ -180,29 +218,52 @@ class ActiveSet:
             if self.line is not None:
                 best_i, best_v = self.line.price(L, P, problem.p_b, lam, empty, empty_cost)
                 self.full_scans += self.n
+                certified = True
                 fresh, new_keys, cand = self._fresh(best_i, best_v, sol.simplex_duals)
-                self.timers["pricing"] += time.perf_counter() - t
-                if not fresh.any():
-                    return sol, lam, best_v, added
-                added += self._add(L, empty, empty_cost, best_i, cand[fresh], new_keys[fresh])
-                continue
-            # cheap rounds on the neighbour lists; an exact scan once they are exhausted
-            best_i, best_v = price_neighbours(L, P, problem.p_b, self.nb, lam, empty, empty_cost)
-            fresh, new_keys, cand = self._fresh(best_i, best_v, sol.simplex_duals)
-            if not exact and not fresh.any():
-                self.timers["pricing"] += time.perf_counter() - t
-                return sol, lam, best_v, added
-            scanned_all = not fresh.any()
-            if scanned_all:
-                best_i, best_v, scanned = price_exact(L, P, problem.p_b, problem.distortion,
-                                                      self.nb, lam, empty, empty_cost,
-                                                      (best_i, best_v), self.balls)
-                self.full_scans += scanned
+            else:
+                # cheap rounds on the neighbour lists; an exact scan once they are exhausted
+                best_i, best_v = price_neighbours(L, P, problem.p_b, self.nb, lam, empty,
+                                                  empty_cost)
                 fresh, new_keys, cand = self._fresh(best_i, best_v, sol.simplex_duals)
+                certified = False
+                if exact and not fresh.any():
+                    best_i, best_v, scanned = price_exact(L, P, problem.p_b, problem.distortion,
+                                                          self.nb, lam, empty, empty_cost,
+                                                          (best_i, best_v), self.balls)
+                    self.full_scans += scanned
+                    certified = True
+                    fresh, new_keys, cand = self._fresh(best_i, best_v, sol.simplex_duals)
             self.timers["pricing"] += time.perf_counter() - t
-            if scanned_all and not fresh.any():
-                return sol, lam, best_v, added
-            added += self._add(L, empty, empty_cost, best_i, cand[fresh], new_keys[fresh])
+            if not fresh.any():
+                return LinearStep(sol, lam, best_v, added, certified, complete=certified)
+            more = self._add(L, empty, empty_cost, best_i, cand[fresh], new_keys[fresh])
+            added += more
+            if cap and solves >= cap:
+                x = np.concatenate([sol.x, np.zeros(self.rows.size - sol.x.size)])
+                return LinearStep(replace(sol, x=x), lam, best_v, added, certified,
+                                  complete=False)
+
+    def close(self) -> None:
+        self.backend.close()
+        if self.line is not None:
+            self.line.close()
+
+    def prune(self, keep: np.ndarray) -> np.ndarray:
+        """Drop the pairs where ``keep`` is False (never X0's) and rebuild the master.
+
+        The backend is restarted with the kept columns (the LP protocol only grows
+        columns); returns the indices of the kept pairs, to re-index x with.
+        """
+        keep = keep.copy()
+        keep[: self.x_start.size] = True
+        idx = np.flatnonzero(keep)
+        self.pruned += self.rows.size - idx.size
+        self.rows, self.cols, self.a = self.rows[idx], self.cols[idx], self.a[idx]
+        self.keys = set((self.rows * self.n + self.cols).tolist())
+        self.backend.close()
+        self.backend.start(self.n, self.delta)
+        self._in_backend = 0  # the next linear step adds every column with its cost
+        return idx
 
     def _add(self, L: np.ndarray, empty: np.ndarray, empty_cost: np.ndarray | None,
              best_i: np.ndarray, nj: np.ndarray, keys: np.ndarray) -> int:
@@ -243,7 +304,8 @@ def _corrective_steps(atoms: AtomSet, x: np.ndarray, Q: np.ndarray, p_a: np.ndar
 def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                iterations: int = 100, tol: float = 1e-4, eta: float = POSTERIOR_FLOOR,
                variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
-               exact_every: int = 10, x0: Any = None,
+               exact_every: int = 10, rounds: int = 0, prune_after: int = 0,
+               threads: int = 0, x0: Any = None,
                on_iteration: Callable[[dict[str, Any]], None] | None = None) -> SPPMOutcome:
     """Run SPPM; stop after ``iterations`` steps or once the certified gap < ``tol`` bits.
 
@@ -289,7 +351,8 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         x = np.ones(n)
     else:
         rows, cols, x = start_from(problem, delta, x0)
-    V = ActiveSet(problem, backend, rows, cols, timers, neighbours)
+    V = ActiveSet(problem, backend, rows, cols, timers, neighbours, delta, rounds,
+                  threads or available_cores())
     V.x_start = x.copy()  # the first pairs of V hold X0, which meets the budget
     kappa = limit_costs(P, p_a, problem.p_b)
     best_lb = 0.0
@@ -301,55 +364,64 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
     atoms = AtomSet(x, output_joint(P, rows, cols, x, n)) if variant == "pairwise" else None
     backend.start(n, delta)
     try:
+        last_used = np.zeros(x.size, dtype=np.int64)
         for it in range(iterations + 1):
+            if prune_after and it % prune_after == 0 and it:
+                keep = (x > 0) | (it - last_used < prune_after)
+                if keep.mean() < 0.8:  # worth a master rebuild
+                    kept = V.prune(keep)
+                    x, last_used = x[kept], last_used[kept]
+                    if atoms is not None:
+                        atoms.collapse(x, output_joint(P, V.rows, V.cols, x, n))
             Q = output_joint(P, V.rows, V.cols, x, n)
             f = leakage_nats(Q, p_a)
             L, empty = decoder_logratios(Q, p_a, eta)
             exact = V.line is not None or exact_every <= 1 or it % exact_every == 0 \
                 or it == iterations
-            sol, lam, best_v, added = V.linear_step(L, empty, None, exact)
-            if not exact and (f - (lam * delta + float(best_v.sum()))) / LN2 < tol:
+            step = V.linear_step(L, empty, None, exact)
+            if not step.certified and (f - step.bound(delta)) / LN2 < tol:
                 # the neighbour-priced bound says we may be done: certify over all pairs
-                exact = True
-                sol, lam, best_v, more = V.linear_step(L, empty, None, True, costs_set=True)
-                added += more
+                step = V.linear_step(L, empty, None, True, costs_set=True)
             x = np.concatenate([x, np.zeros(V.rows.size - x.size)])
-            if exact:
-                best_lb = max(best_lb, lam * delta + float(best_v.sum()))
+            last_used = np.concatenate([last_used, np.full(V.rows.size - last_used.size, it)])
+            last_used[step.sol.x > 0] = it
+            lam = step.lam
+            if step.certified:
+                best_lb = max(best_lb, step.bound(delta))
             gap = max(f - best_lb, 0.0)
             trace_f.append(f / LN2)
             trace_gap.append(gap / LN2)
             if on_iteration is not None:
                 on_iteration({"iteration": it, "objective_bits": f / LN2, "gap_bits": gap / LN2,
                               "columns": int(V.rows.size)})
-            if exact and gap / LN2 < tol:
+            if gap / LN2 < tol:
                 stop = "tolerance"
                 break
             if it == iterations:
                 break
             t = time.perf_counter()
-            moved, x = _step(V, atoms, sol, x, Q, L, gap, delta, eta, corrective_steps)
+            moved, x = _step(V, atoms, step.sol, x, Q, L, gap, delta, eta, corrective_steps)
             timers["linesearch"] += time.perf_counter() - t
-            if not moved and not exact:  # the neighbour-priced step may miss: price all
-                sol, lam, best_v, _ = V.linear_step(L, empty, None, True, costs_set=True)
+            if not moved and not step.complete:  # an inexact step may miss: the full LP
+                step = V.linear_step(L, empty, None, True, costs_set=True, rounds=0)
                 x = np.concatenate([x, np.zeros(V.rows.size - x.size)])
-                best_lb = max(best_lb, lam * delta + float(best_v.sum()))
+                best_lb = max(best_lb, step.bound(delta))
                 trace_gap[-1] = max(f - best_lb, 0.0) / LN2
                 t = time.perf_counter()
-                moved, x = _step(V, atoms, sol, x, Q, L, gap, delta, eta, corrective_steps)
+                moved, x = _step(V, atoms, step.sol, x, Q, L, gap, delta, eta, corrective_steps)
                 timers["linesearch"] += time.perf_counter() - t
             if not moved and empty.any():  # retry with the limit gradient at empty outputs
-                sol, _, _, _ = V.linear_step(L, empty, kappa)
+                step = V.linear_step(L, empty, kappa, rounds=0)
                 x = np.concatenate([x, np.zeros(V.rows.size - x.size)])
                 t = time.perf_counter()
-                moved, x = _step(V, atoms, sol, x, Q, L, gap, delta, eta, corrective_steps)
+                moved, x = _step(V, atoms, step.sol, x, Q, L, gap, delta, eta, corrective_steps)
                 timers["linesearch"] += time.perf_counter() - t
             if not moved:
                 stop = "no descent step (numerically converged)"
                 break
             steps += 1
     finally:
-        backend.close()
+        V.close()
 
     if best_lb <= 0 and trace_f[-1] > 0:
         # nothing proves I > 0: perfect privacy may be affordable, and FW only nears it
@@ -386,7 +458,8 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         "converged": stop == "tolerance" or stop.startswith("perfect privacy"),
         "stop_reason": stop,
         "columns": int(V.rows.size),
-        "columns_generated": int(V.rows.size - V.x_start.size),
+        "columns_generated": int(V.rows.size - V.x_start.size + V.pruned),
+        "columns_pruned": V.pruned,
         "support_max": int(support.max()) if n else 0,
         "support_hist": {int(k): int(v) for k, v in enumerate(hist) if v},
         "time_pricing_s": timers["pricing"],

@@ -23,6 +23,7 @@ Two limits, documented because they are choices:
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 #: η: weight of p(a) mixed into every posterior before taking logs (see module doc)
@@ -75,10 +76,24 @@ def limit_costs(P: np.ndarray, p_a: np.ndarray, p_b: np.ndarray) -> np.ndarray:
     return terms.sum(axis=0)
 
 
+@numba.njit(cache=True, nogil=True)
+def _gather_costs(L, P, rows, cols):  # pragma: no cover - compiled
+    out = np.empty(rows.size)
+    for k in range(rows.size):
+        i, j = rows[k], cols[k]
+        c = 0.0
+        for a in range(L.shape[0]):
+            c += P[a, j] * L[a, i]
+        out[k] = c
+    return out
+
+
 def pair_costs(L: np.ndarray, P: np.ndarray, rows: np.ndarray, cols: np.ndarray,
                empty: np.ndarray, empty_cost: np.ndarray | None) -> np.ndarray:
     """c[k] = Σ_a L[a, rows[k]] P[a, cols[k]]; at empty outputs ``empty_cost[cols[k]]``."""
-    c = np.einsum("ak,ak->k", L[:, rows], P[:, cols])
+    c = _gather_costs(np.ascontiguousarray(L, dtype=np.float64),
+                      np.ascontiguousarray(P, dtype=np.float64),
+                      np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))
     if empty_cost is not None and empty.any():
         at_empty = empty[rows]
         c[at_empty] = empty_cost[cols[at_empty]]

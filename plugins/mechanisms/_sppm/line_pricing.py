@@ -14,11 +14,13 @@ the result is exactly the dense minimum, which the tests check.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 
 #: outputs per block of the sorted line
-BLOCK = 32
+BLOCK = 8
 #: distortion kinds understood by the kernel (how d follows from the coordinate gap)
 SQUARE, ABSOLUTE, INDICATOR = 0, 1, 2
 KINDS = {"sq_l2": SQUARE, "l2": ABSOLUTE, "l1": ABSOLUTE, "hamming": INDICATOR}
@@ -42,90 +44,148 @@ def _cost(L, P, j, i):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _price_line(L, P, weight, empty, ecost, coord, order, rank, block, kind):  # pragma: no cover
-    """(argmin_i, min_i) of c_ij + weight_j d(x_i, x_j) for every input j."""
-    n_a, n = P.shape
+def _block_tables(L, empty, order, block):  # pragma: no cover - compiled
+    """Range-minimum tables over the blocks of the sorted line.
+
+    ``lmin[k, b, a]`` = min of L[a, i] over live outputs i in blocks b .. b + 2^k - 1
+    (inf when there is none); ``emp[k, b]``: does that range hold an empty output?
+    """
+    n_a, n = L.shape
     nb = (n + block - 1) // block
-    # per block: min over live outputs of L[a, ·], whether it holds an empty output
-    lmin = np.full((nb, n_a), np.inf)
-    has_live = np.zeros(nb, dtype=np.bool_)
-    has_empty = np.zeros(nb, dtype=np.bool_)
+    levels = 1
+    while (1 << levels) <= nb:
+        levels += 1
+    lmin = np.full((levels, nb, n_a), np.inf)
+    emp = np.zeros((levels, nb), dtype=np.bool_)
     for s in range(n):
         i = order[s]
         b = s // block
         if empty[i]:
-            has_empty[b] = True
+            emp[0, b] = True
         else:
-            has_live[b] = True
             for a in range(n_a):
-                if L[a, i] < lmin[b, a]:
-                    lmin[b, a] = L[a, i]
+                if L[a, i] < lmin[0, b, a]:
+                    lmin[0, b, a] = L[a, i]
+    for k in range(1, levels):
+        half = 1 << (k - 1)
+        for b in range(nb - (1 << k) + 1):
+            emp[k, b] = emp[k - 1, b] or emp[k - 1, b + half]
+            for a in range(n_a):
+                lmin[k, b, a] = min(lmin[k - 1, b, a], lmin[k - 1, b + half, a])
+    return lmin, emp
+
+
+@numba.njit(cache=True, inline="always")
+def _range_bound(P, j, ecost, lmin, emp, k, b):  # pragma: no cover - compiled
+    """Lower bound of c_ij over the outputs of blocks b .. b + 2^k - 1."""
+    bound = np.inf
+    if lmin[k, b, 0] < np.inf:
+        bound = 0.0
+        for a in range(P.shape[0]):
+            bound += P[a, j] * lmin[k, b, a]
+    if emp[k, b]:
+        bound = min(bound, ecost[j])
+    return bound
+
+
+@numba.njit(cache=True, nogil=True)
+def _price_line(L, P, weight, empty, ecost, coord, order, rank, block, kind, lmin, emp,
+                block_lo, block_hi, j_lo, j_hi, best_i, best_v):  # pragma: no cover - compiled
+    """(argmin_i, min_i) of c_ij + weight_j d(x_i, x_j) for inputs j_lo <= j < j_hi.
+
+    After b_j's own block the walk goes right, then left; at each block it skips the
+    longest run of 2^k blocks whose range bound plus the distortion to the run's
+    near end cannot beat the best value, else it scans the block.
+    """
+    n_a, n = P.shape
+    levels, nb = lmin.shape[0], lmin.shape[1]
+    top = levels - 1
+    # min over all live outputs of L[a, ·], from the level-0 blocks
     lglob = np.full(n_a, np.inf)
-    any_live = False
-    for b in range(nb):
-        if has_live[b]:
-            any_live = True
-            for a in range(n_a):
-                lglob[a] = min(lglob[a], lmin[b, a])
     any_empty = False
     for b in range(nb):
-        any_empty = any_empty or has_empty[b]
-    best_i = np.empty(n, dtype=np.int64)
-    best_v = np.empty(n)
-    for j in range(n):
+        any_empty = any_empty or emp[0, b]
+        for a in range(n_a):
+            lglob[a] = min(lglob[a], lmin[0, b, a])
+    any_live = lglob[0] < np.inf
+    for j in range(j_lo, j_hi):
         xj = coord[j]
         w = weight[j]
-        cglob = np.inf
+        cglob = np.inf  # a cost bound over every output
         if any_live:
             cglob = 0.0
             for a in range(n_a):
                 cglob += P[a, j] * lglob[a]
         if any_empty:
             cglob = min(cglob, ecost[j])
+        home = rank[j] // block
         best = np.inf
         arg = -1
-        home = rank[j] // block
+        for s in range(home * block, min(home * block + block, n)):
+            i = order[s]
+            c = ecost[j] if empty[i] else _cost(L, P, j, i)
+            v = c + w * _dist(coord[i] - xj, kind)
+            if v < best:
+                best = v
+                arg = i
         for direction in range(2):
-            b = home if direction == 0 else home - 1
-            step = 1 if direction == 0 else -1
+            b = home + 1 if direction == 0 else home - 1
             while 0 <= b < nb:
-                lo = coord[order[b * block]]
-                hi = coord[order[min(b * block + block, n) - 1]]
-                gap = lo - xj if xj < lo else (xj - hi if xj > hi else 0.0)
+                if direction == 0:
+                    gap = block_lo[b] - xj if xj < block_lo[b] else 0.0
+                else:
+                    gap = xj - block_hi[b] if xj > block_hi[b] else 0.0
                 dterm = w * _dist(gap, kind)
                 if cglob + dterm >= best:
                     break  # farther blocks are farther still
-                bound = np.inf
-                if has_live[b]:
-                    bound = 0.0
-                    for a in range(n_a):
-                        bound += P[a, j] * lmin[b, a]
-                if has_empty[b]:
-                    bound = min(bound, ecost[j])
-                if bound + dterm < best:
-                    for s in range(b * block, min(b * block + block, n)):
-                        i = order[s]
-                        c = ecost[j] if empty[i] else _cost(L, P, j, i)
-                        v = c + w * _dist(coord[i] - xj, kind)
-                        if v < best:
-                            best = v
-                            arg = i
-                b += step
+                skipped = False
+                for k in range(top, -1, -1):
+                    size = 1 << k
+                    start = b if direction == 0 else b - size + 1
+                    if start < 0 or start + size > nb:
+                        continue
+                    if _range_bound(P, j, ecost, lmin, emp, k, start) + dterm >= best:
+                        b = b + size if direction == 0 else b - size
+                        skipped = True
+                        break
+                if skipped:
+                    continue
+                for s in range(b * block, min(b * block + block, n)):
+                    i = order[s]
+                    c = ecost[j] if empty[i] else _cost(L, P, j, i)
+                    v = c + w * _dist(coord[i] - xj, kind)
+                    if v < best:
+                        best = v
+                        arg = i
+                b = b + 1 if direction == 0 else b - 1
         best_i[j] = arg
         best_v[j] = best
-    return best_i, best_v
 
 
 class LinePricer:
-    """Exact pricing for a 1-D feature distortion; build once per problem."""
+    """Exact pricing for a 1-D feature distortion; build once per problem.
 
-    def __init__(self, coord: np.ndarray, metric: str, block: int = BLOCK) -> None:
+    The inputs are split into ``threads`` ranges priced concurrently (the kernel
+    releases the GIL); call :meth:`close` to stop the threads.
+    """
+
+    #: below this many inputs one thread prices everything (threads cost more than they save)
+    min_parallel = 4096
+
+    def __init__(self, coord: np.ndarray, metric: str, block: int = BLOCK,
+                 threads: int = 1) -> None:
         self.coord = np.ascontiguousarray(coord, dtype=np.float64)
         self.kind = KINDS[metric]
         self.order = np.argsort(self.coord, kind="stable").astype(np.int64)
         self.rank = np.empty_like(self.order)
         self.rank[self.order] = np.arange(self.order.size)
         self.block = int(block)
+        first = np.arange(0, self.order.size, self.block)
+        last = np.minimum(first + self.block, self.order.size) - 1
+        self.block_lo = self.coord[self.order[first]]
+        self.block_hi = self.coord[self.order[last]]
+        self.threads = max(1, int(threads))
+        self._pool: ThreadPoolExecutor | None = None
 
     @staticmethod
     def supports(distortion: object) -> bool:
@@ -140,8 +200,32 @@ class LinePricer:
               ) -> tuple[np.ndarray, np.ndarray]:
         """(argmin_i, min_i) of c_ij - λ p(b_j) d(b̂_i, b_j) over all outputs, for every j."""
         n = P.shape[1]
+        L = np.ascontiguousarray(L, dtype=np.float64)
+        P = np.ascontiguousarray(P, dtype=np.float64)
+        empty = np.ascontiguousarray(empty, dtype=np.bool_)
         ecost = np.zeros(n) if empty_cost is None else np.ascontiguousarray(empty_cost, float)
         weight = np.ascontiguousarray(-lam * p_b, dtype=np.float64)
-        return _price_line(np.ascontiguousarray(L, float), np.ascontiguousarray(P, float), weight,
-                           np.ascontiguousarray(empty, np.bool_), ecost, self.coord, self.order,
-                           self.rank, self.block, self.kind)
+        tables = _block_tables(L, empty, self.order, self.block)
+        best_i = np.empty(n, dtype=np.int64)
+        best_v = np.empty(n)
+
+        def run(lo: int, hi: int) -> None:
+            _price_line(L, P, weight, empty, ecost, self.coord, self.order, self.rank,
+                        self.block, self.kind, *tables, self.block_lo, self.block_hi, lo, hi,
+                        best_i, best_v)
+
+        if self.threads == 1 or n < self.min_parallel:
+            run(0, n)
+        else:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="sppm-pricing")
+            # interleaved chunks: the work per input varies along the line
+            cuts = np.linspace(0, n, 8 * self.threads + 1).astype(int)
+            for f in [self._pool.submit(run, a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]:
+                f.result()
+        return best_i, best_v
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
