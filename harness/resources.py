@@ -71,3 +71,5 @@ class ResourceMeter:
                 self._thread.join()
         self._peak_rss = max(self._peak_rss, self._proc.memory_info().rss)
         self.peak_mem_mb = max(0.0, (self._peak_rss - self._start_rss) / _MIB)
+        #: the process's whole peak resident set during the block (not only the rise)
+        self.peak_rss_mb = self._peak_rss / _MIB

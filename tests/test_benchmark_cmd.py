@@ -1,4 +1,4 @@
-"""``privbench benchmark sppm`` prints one record per (m, backend) and the time ratios."""
+"""``privbench benchmark sppm`` prints one record per (problem, backend) and the time ratios."""
 
 from __future__ import annotations
 
@@ -11,19 +11,38 @@ import pytest
 pytest.importorskip("highspy")
 
 
-def test_benchmark_sppm_json() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "privbench.cli", "benchmark", "sppm", "--m", "4", "--m", "5",
-         "--lp-backend", "highs", "--lp-backend", "scipy", "--tol", "1e-2", "--json"],
-        capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
+def bench(*args: str) -> tuple[int, list[dict]]:
+    out = subprocess.run([sys.executable, "-m", "privbench.cli", "benchmark", "sppm", *args,
+                          "--json"], capture_output=True, text=True, timeout=300)
     lines = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    return out.returncode, lines
+
+
+def test_benchmark_sppm_json() -> None:
+    code, lines = bench("--m", "4", "--m", "5", "--lp-backend", "mckp", "--lp-backend", "highs",
+                        "--tol", "1e-2")
+    assert code == 0
     runs = [r for r in lines if "lp_backend" in r]
     ratios = [r for r in lines if "ratio" in r]
-    assert {(r["m"], r["lp_backend"]) for r in runs} == {
-        (4, "highs"), (4, "scipy"), (5, "highs"), (5, "scipy")}
+    assert {(r["problem"], r["lp_backend"]) for r in runs} == {
+        ("synthetic:m=4", "mckp"), ("synthetic:m=4", "highs"),
+        ("synthetic:m=5", "mckp"), ("synthetic:m=5", "highs")}
     for r in runs:
-        assert r["n"] == 2 ** r["m"] and r["delta"] == 2.0 ** (r["m"] - 8)
-        assert r["gap_bits"] >= 0 and r["time_s"] > 0 and r["peak_mem_mb"] >= 0
+        m = int(r["problem"].split("=")[1])
+        assert r["n"] == 2 ** m and r["delta"] == 2.0 ** (m - 8)
+        assert 0 <= r["gap_bits"] <= 1e-2 and r["converged"]
+        assert r["time_s"] > 0 and r["peak_rss_mb"] > 0
         assert 0 <= r["mi_bits"] <= 1
-    assert [r["ratio"] for r in ratios] == ["scipy/highs", "scipy/highs"]
+    assert [r["ratio"] for r in ratios] == ["highs/mckp", "highs/mckp"]
+
+
+def test_benchmark_targets_and_datasets() -> None:
+    """--targets marks each run met or missed; --dataset runs any adapter at --delta."""
+    code, lines = bench("--m", "6", "--dataset", "random:n=40,seed=2", "--delta", "0.2",
+                        "--targets", "--mode", "optimal", "--tol", "1e-6")
+    runs = [r for r in lines if "lp_backend" in r]
+    assert [r["problem"] for r in runs] == ["synthetic:m=6", "random:n=40,seed=2"]
+    assert all(r["met"] and r["gap_bits"] <= 1e-6 for r in runs), runs
+    assert runs[1]["target_s"] == 60.0 and code == 0
+    code, lines = bench("--m", "5", "--tol", "1e-9", "--iterations", "3", "--targets")
+    assert code == 1 and not lines[0]["met"]  # three iterations cannot certify 1e-9 bits

@@ -129,6 +129,10 @@ def test_budget_zero_keeps_identity() -> None:
     ({"iterations": -1}, "iterations"),
     ({"tol": -1.0}, "tol"),
     ({"variant": "nope"}, "variant"),
+    ({"mode": "exact"}, "mode"),
+    ({"prune_after": -1}, "prune_after"),
+    ({"threads": 1.5}, "threads"),
+    ({"polish_rounds": 0}, "polish_rounds"),
     ({"lp_backend": "no_such_backend"}, "no_such_backend"),
 ])
 def test_bad_parameters_are_named(params: dict, match: str) -> None:
@@ -198,3 +202,54 @@ def test_x0_is_validated() -> None:
     for _name, X0 in bad.items():
         with pytest.raises(pb.ValidationError, match="x0"):
             pb.get_mechanism("sppm", x0=X0).solve(problem, delta)
+
+
+@pytest.mark.parametrize(("kind", "seed", "frac"), [("sq_l2", 7, 0.05), ("hamming", 6, 0.2)])
+def test_optimal_mode_certifies_a_tiny_gap(kind: str, seed: int, frac: float) -> None:
+    """mode=optimal: restricted conic solves + exact pricing reach gaps FW cannot."""
+    problem = pb.load_dataset("random", n=24, n_private=2, seed=seed, distortion=kind)
+    delta = frac * perfect_privacy_budget(problem)
+    res = pb.get_mechanism("sppm", mode="optimal", tol=1e-6, iterations=2000).solve(
+        problem, delta)
+    mi = check_mapping(problem, res, delta)
+    assert res.stats["converged"] and res.stats["gap_bits"] < 1e-6
+    assert res.stats["polish"] and res.stats["polish"][0]["pairs"] > 0
+    mi_opt = mutual_information(problem, pb.get_mechanism("optimal").solve(problem, delta).mapping)
+    assert mi <= mi_opt + OPT_TOL  # as good as the dense conic solve, to its accuracy
+    assert res.stats["lower_bound_bits"] <= mi_opt + OPT_TOL
+
+
+def test_synthetic_line_optimal_mode_and_frank_wolfe_agree() -> None:
+    problem = pb.load_dataset("synthetic", m=8)
+    fw = pb.get_mechanism("sppm", tol=1e-3, iterations=3000).solve(problem, 1.0)
+    opt = pb.get_mechanism("sppm", mode="optimal", tol=1e-6, iterations=3000).solve(problem, 1.0)
+    mi_fw, mi_opt = check_mapping(problem, fw, 1.0), check_mapping(problem, opt, 1.0)
+    assert opt.stats["gap_bits"] < 1e-6 and fw.stats["gap_bits"] < 1e-3
+    assert mi_opt <= mi_fw and mi_fw - mi_opt <= fw.stats["gap_bits"]
+    assert opt.stats["lower_bound_bits"] <= mi_fw
+
+
+def test_pruning_keeps_the_certified_result() -> None:
+    """Dropping long-unused pairs shrinks the master without changing the answer."""
+    problem = pb.load_dataset("synthetic", m=8)
+    kept = pb.get_mechanism("sppm", tol=1e-4, iterations=3000, prune_after=0).solve(problem, 1.0)
+    pruned = pb.get_mechanism("sppm", tol=1e-4, iterations=3000, prune_after=5).solve(problem, 1.0)
+    assert pruned.stats["columns_pruned"] > 0 and kept.stats["columns_pruned"] == 0
+    assert pruned.stats["columns"] < kept.stats["columns"]
+    for res in (kept, pruned):
+        check_mapping(problem, res, 1.0)
+        assert res.stats["gap_bits"] < 1e-4
+    assert abs(kept.stats["objective_bits"] - pruned.stats["objective_bits"]) <= 2e-4
+
+
+@pytest.mark.parametrize("lp_backend", ["mckp", "highs"])
+def test_capped_rounds_give_a_certified_answer(lp_backend: str) -> None:
+    problem = pb.load_dataset("random", n=30, n_private=2, seed=8, distortion="sq_l2")
+    delta = 0.2 * perfect_privacy_budget(problem)
+    full = pb.get_mechanism("sppm", tol=1e-5, iterations=2000, lp_backend=lp_backend)
+    res = full.solve(problem, delta)
+    from privbench.plugins.mechanisms._sppm.frank_wolfe import solve_sppm
+    capped = solve_sppm(problem, delta, pb.get_lp_backend(lp_backend), iterations=2000, tol=1e-5,
+                        rounds=1)
+    assert capped.stats["gap_bits"] < 1e-5
+    assert abs(capped.stats["objective_bits"] - res.stats["objective_bits"]) <= 2e-5

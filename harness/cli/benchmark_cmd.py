@@ -1,98 +1,153 @@
-"""``privbench benchmark sppm``: SPPM on the paper's synthetic data, per LP backend.
+"""``privbench benchmark sppm``: SPPM's time to a certified gap, per alphabet size and LP backend.
 
-For each m (n = 2^m symbols) and Δ = 2^(m-8) it runs SPPM with every requested LP
-backend and prints wall time, Frank-Wolfe iterations, the certified gap, I(A; B̂),
-the peak memory rise and where the time went (pricing / LP / line search), then the
-time ratio of each backend to the first one. Runs are sequential in this process, so
-times are comparable; the OR-Tools backends solve in their own worker process.
+For each m (synthetic data, n = 2^m symbols, Δ = 2^(m-8)) and each ``--dataset`` (with
+``--delta``) it runs SPPM with every requested LP backend and prints wall time,
+Frank-Wolfe iterations, the certified gap, I(A; B̂), the process's peak memory and
+where the time went (pricing / LP / line search / polish), then the time ratio of each
+backend to the first one. With ``--targets`` each run is checked against the project's
+targets (time, gap, memory). Runs are sequential in this process, so times are
+comparable; the OR-Tools backends solve in their own worker process.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from ..api import get_mechanism, load_dataset
 from ..metrics import mutual_information
 from ..resources import ResourceMeter
 
+#: the targets (seconds, peak MiB or None) for the synthetic data up to m = 12, 14, 16
+#: (smaller alphabets get the next one's), and for any --dataset run
+SYNTHETIC_TARGETS = ((12, 10.0, None), (14, 60.0, None), (16, 600.0, 4096.0))
+DATASET_TARGET = (60.0, None)
+
+
+def synthetic_target(m: int) -> tuple[float, float | None] | None:
+    return next(((s, mb) for top, s, mb in SYNTHETIC_TARGETS if m <= top), None)
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("benchmark", help="time SPPM on the synthetic data set per LP backend",
+    p = sub.add_parser("benchmark", help="time SPPM to a certified gap per alphabet size",
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
     p.add_argument("target", choices=["sppm"], help="what to benchmark")
     p.add_argument("--m", type=int, action="append", default=None,
-                   help="alphabet exponent, n = 2^m (repeatable; default 8 10 12)")
+                   help="synthetic alphabet exponent, n = 2^m (repeatable; default 8 10 12 "
+                        "unless --dataset is given)")
+    p.add_argument("--dataset", action="append", default=[],
+                   help="a data set spec such as census:top_k=all (repeatable; needs --delta)")
+    p.add_argument("--delta", type=float, default=None, help="budget for --dataset runs")
     p.add_argument("--lp-backend", action="append", default=None,
-                   help="LP backend (repeatable; default highs scipy)")
+                   help="LP backend (repeatable; default mckp)")
     p.add_argument("--tol", type=float, default=1e-3, help="certified gap target in bits")
-    p.add_argument("--iterations", type=int, default=1000, help="Frank-Wolfe iteration cap")
-    p.add_argument("--variant", default="pairwise", help="classic or pairwise (default)")
+    p.add_argument("--iterations", type=int, default=5000, help="Frank-Wolfe iteration cap")
+    p.add_argument("--variant", default="classic", help="classic (default) or pairwise")
+    p.add_argument("--mode", default="frank-wolfe", help="frank-wolfe (default) or optimal")
+    p.add_argument("--threads", type=int, default=0, help="pricing threads (0 = all cores)")
+    p.add_argument("--prune-after", type=int, default=50, help="sppm prune_after")
     p.add_argument("--neighbours", type=int, default=128, help="pricing neighbour lists size")
+    p.add_argument("--targets", action="store_true",
+                   help="check each run against the time / gap / memory targets")
     p.add_argument("--json", action="store_true", help="one JSON object per run")
     p.set_defaults(func=run)
 
 
 def warm_up(backend: str) -> None:
-    """Import the backend's solver (and start any worker) outside the timed runs."""
+    """Import the backend's solver, start any worker, compile the kernels: not timed."""
     get_mechanism("sppm", lp_backend=backend, iterations=2).solve(
         load_dataset("synthetic", m=3), 0.5)
 
 
-def bench_one(m: int, backend: str, args: argparse.Namespace) -> dict[str, Any]:
-    problem = load_dataset("synthetic", m=m)
-    delta = 2.0 ** (m - 8)
+def _spec(text: str) -> tuple[str, dict[str, Any]]:
+    name, _, rest = text.partition(":")
+    params: dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        params[key] = int(value) if value.lstrip("-").isdigit() else value
+    return name, params
+
+
+def bench_one(label: str, problem: Any, delta: float, backend: str, args: argparse.Namespace,
+              target: tuple[float, float | None] | None) -> dict[str, Any]:
     mech = get_mechanism("sppm", lp_backend=backend, tol=args.tol, iterations=args.iterations,
-                         variant=args.variant, neighbours=args.neighbours)
+                         variant=args.variant, neighbours=args.neighbours, mode=args.mode,
+                         threads=args.threads, prune_after=args.prune_after)
     with ResourceMeter() as meter:
         res = mech.solve(problem, delta)
     s = res.stats
-    return {
-        "m": m, "n": problem.n, "delta": delta, "lp_backend": backend,
+    row = {
+        "problem": label, "n": problem.n, "delta": delta, "lp_backend": backend,
+        "mode": args.mode, "tol_bits": args.tol,
         "time_s": meter.runtime_s, "iterations": s["iterations"], "gap_bits": s["gap_bits"],
-        "mi_bits": mutual_information(problem, res.mapping), "peak_mem_mb": meter.peak_mem_mb,
-        "columns": s["columns"], "lp_solves": s["lp_solves"],
+        "mi_bits": mutual_information(problem, res.mapping), "peak_rss_mb": meter.peak_rss_mb,
+        "peak_mem_mb": meter.peak_mem_mb, "columns": s["columns"], "lp_solves": s["lp_solves"],
         "time_pricing_s": s["time_pricing_s"], "time_lp_s": s["time_lp_s"],
-        "time_linesearch_s": s["time_linesearch_s"], "converged": s["converged"],
+        "time_linesearch_s": s["time_linesearch_s"], "time_polish_s": s["time_polish_s"],
+        "converged": s["converged"], "stop_reason": s["stop_reason"],
     }
+    if target is not None:
+        seconds, mib = target
+        row["target_s"] = seconds
+        row["target_mb"] = mib
+        row["met"] = bool(s["gap_bits"] <= args.tol and meter.runtime_s <= seconds
+                          and (mib is None or meter.peak_rss_mb <= mib))
+    return row
+
+
+def _problems(args: argparse.Namespace):
+    ms = args.m if args.m is not None else ([] if args.dataset else [8, 10, 12])
+    for m in ms:
+        yield f"synthetic:m={m}", load_dataset("synthetic", m=m), 2.0 ** (m - 8), \
+            synthetic_target(m)
+    for text in args.dataset:
+        if args.delta is None:
+            raise SystemExit("privbench benchmark: --dataset needs --delta")
+        name, params = _spec(text)
+        yield text, load_dataset(name, **params), args.delta, DATASET_TARGET
 
 
 def run(args: argparse.Namespace) -> int:
-    ms = args.m or [8, 10, 12]
-    backends = args.lp_backend or ["highs", "scipy"]
+    backends = args.lp_backend or ["mckp"]
     rows: list[dict[str, Any]] = []
-    head = (f"{'m':>3} {'n':>6} {'delta':>6} {'backend':>8} {'time_s':>8} {'iters':>6} "
+    head = (f"{'problem':>22} {'n':>6} {'delta':>6} {'backend':>8} {'time_s':>8} {'iters':>6} "
             f"{'gap_bits':>9} {'mi_bits':>8} {'peak_MB':>8} {'|V|':>7} {'pricing':>8} "
-            f"{'lp':>7} {'lsearch':>7}")
+            f"{'lp':>7} {'lsearch':>7} {'polish':>7}" + ("  target" if args.targets else ""))
     for backend in backends:
         warm_up(backend)
     if not args.json:
         print(head)
-    for m in ms:
+    for label, problem, delta, target in _problems(args):
         for backend in backends:
-            r = bench_one(m, backend, args)
+            r = bench_one(label, problem, delta, backend, args,
+                          target if args.targets else None)
             rows.append(r)
             if args.json:
                 print(json.dumps(r), flush=True)
-            else:
-                print(f"{r['m']:>3} {r['n']:>6} {r['delta']:>6g} {backend:>8} {r['time_s']:>8.2f} "
-                      f"{r['iterations']:>6} {r['gap_bits']:>9.2e} {r['mi_bits']:>8.5f} "
-                      f"{r['peak_mem_mb']:>8.1f} {r['columns']:>7} {r['time_pricing_s']:>8.2f} "
-                      f"{r['time_lp_s']:>7.2f} {r['time_linesearch_s']:>7.2f}", flush=True)
+                continue
+            line = (f"{label:>22} {r['n']:>6} {delta:>6g} {backend:>8} {r['time_s']:>8.2f} "
+                    f"{r['iterations']:>6} {r['gap_bits']:>9.2e} {r['mi_bits']:>8.5f} "
+                    f"{r['peak_rss_mb']:>8.1f} {r['columns']:>7} {r['time_pricing_s']:>8.2f} "
+                    f"{r['time_lp_s']:>7.2f} {r['time_linesearch_s']:>7.2f} "
+                    f"{r['time_polish_s']:>7.2f}")
+            if "met" in r:
+                mem = f", {r['target_mb']:g} MB" if r["target_mb"] else ""
+                line += (f"  <= {r['target_s']:g} s{mem}, gap <= {args.tol:g}: "
+                         f"{'met' if r['met'] else 'MISSED'}")
+            print(line, flush=True)
     if len(backends) > 1:
         ref = backends[0]
-        for m in ms:
-            base = next(r for r in rows if r["m"] == m and r["lp_backend"] == ref)
+        for label in dict.fromkeys(r["problem"] for r in rows):
+            base = next(r for r in rows if r["problem"] == label and r["lp_backend"] == ref)
             for r in rows:
-                if r["m"] == m and r["lp_backend"] != ref:
-                    line = {"m": m, "ratio": f"{r['lp_backend']}/{ref}",
+                if r["problem"] == label and r["lp_backend"] != ref:
+                    line = {"problem": label, "ratio": f"{r['lp_backend']}/{ref}",
                             "time_ratio": r["time_s"] / base["time_s"],
                             "lp_time_ratio": r["time_lp_s"] / max(base["time_lp_s"], 1e-12)}
                     if args.json:
                         print(json.dumps(line))
                     else:
-                        print(f"m={m}: {line['ratio']} total time x{line['time_ratio']:.2f}, "
-                              f"LP time x{line['lp_time_ratio']:.2f}", file=sys.stdout)
-    return 0
+                        print(f"{label}: {line['ratio']} total time x{line['time_ratio']:.2f}, "
+                              f"LP time x{line['lp_time_ratio']:.2f}")
+    return 1 if args.targets and not all(r.get("met", True) for r in rows) else 0

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 import privbench as pb
 
-from ._sppm.frank_wolfe import VARIANTS, solve_sppm
+from ._sppm.frank_wolfe import MODES, VARIANTS, solve_sppm
 
 
 class SPPM(pb.MappingMechanism):
@@ -25,13 +25,22 @@ class SPPM(pb.MappingMechanism):
     ----------
     iterations : Frank-Wolfe steps at most (the paper's L).
     tol : stop once the certified gap ``gap_bits`` is below this (bits).
-    lp_backend : LP backend plugin for the restricted master (``privbench plugins``).
-    variant : ``pairwise`` (default: pairwise FW with corrective steps) or ``classic``
-        (the paper's Algorithm 1).
+    lp_backend : LP backend plugin for the restricted master (``privbench plugins``);
+        default ``mckp``, the exact multiple-choice-knapsack solve (no LP solver needed).
+    variant : ``classic`` (default: the paper's Algorithm 1) or ``pairwise`` (pairwise
+        FW with corrective steps among kept vertices).
     corrective_steps : pairwise steps among kept vertices after each LP step.
     neighbours : K, the nearest outputs priced every round; the rest is priced
         exactly through bounds and distortion balls when needed.
-    exact_every : price all n² pairs at least every this many iterations.
+    exact_every : price all n² pairs at least every this many iterations (on a line,
+        1-D feature distortions, every round is exact anyway).
+    prune_after : drop pairs unused (zero in the iterate and in the LP solutions) for
+        this many iterations from the master; 0 keeps every pair.
+    threads : threads for pricing (0 = every core this process may use).
+    mode : ``frank-wolfe`` (default), or ``optimal``: Frank-Wolfe to a 1e-3-bit gap, then
+        exact solves of problem (1) restricted to the active pairs (cvxpy, Clarabel)
+        alternated with exact pricing, for gaps Frank-Wolfe cannot reach (1e-6 bits).
+    polish_rounds : restricted solves at most in the optimal mode.
     x0 : the starting mapping X0 (n x n, dense or scipy sparse, columns on the simplex,
         within the budget); None (default) starts from the identity, or from each input's
         least-distortion output when the identity exceeds the budget.
@@ -39,12 +48,13 @@ class SPPM(pb.MappingMechanism):
 
     name = "sppm"
     description = "SPPM: Frank-Wolfe + column generation, certified gap (gap_bits)"
-    parameters = {"iterations": [100], "lp_backend": ["highs"]}
-    test_parameters = {"iterations": [30], "lp_backend": ["highs", "scipy"]}
+    parameters = {"iterations": [100], "lp_backend": ["mckp"]}
+    test_parameters = {"iterations": [30], "lp_backend": ["mckp", "highs"]}
 
-    def __init__(self, iterations: int = 100, tol: float = 1e-4, lp_backend: str = "highs",
-                 variant: str = "pairwise", corrective_steps: int = 10, neighbours: int = 128,
-                 exact_every: int = 10, x0: object = None) -> None:
+    def __init__(self, iterations: int = 100, tol: float = 1e-4, lp_backend: str = "mckp",
+                 variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
+                 exact_every: int = 10, prune_after: int = 50, threads: int = 0,
+                 mode: str = "frank-wolfe", polish_rounds: int = 20, x0: object = None) -> None:
         self.iterations = iterations
         self.tol = tol
         self.lp_backend = lp_backend
@@ -52,6 +62,10 @@ class SPPM(pb.MappingMechanism):
         self.corrective_steps = corrective_steps
         self.neighbours = neighbours
         self.exact_every = exact_every
+        self.prune_after = prune_after
+        self.threads = threads
+        self.mode = mode
+        self.polish_rounds = polish_rounds
         self.x0 = x0
 
     def _check_params(self) -> None:
@@ -72,10 +86,14 @@ class SPPM(pb.MappingMechanism):
                 or isinstance(self.exact_every, bool) or self.exact_every < 1:
             raise pb.ValidationError(f"sppm: exact_every must be an integer >= 1; got "
                                      f"{self.exact_every!r}")
-        if not isinstance(self.neighbours, numbers.Integral) or isinstance(self.neighbours, bool) \
-                or self.neighbours < 1:
-            raise pb.ValidationError(f"sppm: neighbours must be an integer >= 1; got "
-                                     f"{self.neighbours!r}")
+        for name, low in (("neighbours", 1), ("prune_after", 0), ("threads", 0),
+                          ("polish_rounds", 1)):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
+                raise pb.ValidationError(f"sppm: {name} must be an integer >= {low}; got {value!r}")
+        if self.mode not in MODES:
+            raise pb.ValidationError(f"sppm: mode must be one of {', '.join(MODES)}; "
+                                     f"got {self.mode!r}")
 
     def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
               ) -> pb.MechanismResult:
@@ -86,7 +104,9 @@ class SPPM(pb.MappingMechanism):
                          tol=float(self.tol), variant=str(self.variant),
                          corrective_steps=int(self.corrective_steps),
                          neighbours=int(self.neighbours),
-                         exact_every=int(self.exact_every), x0=self.x0)
+                         exact_every=int(self.exact_every), prune_after=int(self.prune_after),
+                         threads=int(self.threads), mode=str(self.mode),
+                         polish_rounds=int(self.polish_rounds), x0=self.x0)
         keep = out.x > 0
         X = sp.csc_array((out.x[keep], (out.rows[keep], out.cols[keep])),
                          shape=(problem.n, problem.n))

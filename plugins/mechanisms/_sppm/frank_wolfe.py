@@ -39,6 +39,7 @@ from .leakage import (
 from .line_pricing import LinePricer
 from .linesearch import exact_line_search
 from .perfect import perfect_privacy_mapping
+from .polish import polish
 from .pricing import BLOCK_ENTRIES, Balls, Neighbours, price_exact, price_neighbours
 
 LN2 = math.log(2.0)
@@ -134,6 +135,11 @@ def available_cores() -> int:
 
 
 VARIANTS = ("classic", "pairwise")
+MODES = ("frank-wolfe", "optimal")
+#: in the optimal mode Frank-Wolfe runs to this gap (bits), then the polish rounds take over
+OPTIMAL_HANDOVER_BITS = 1e-3
+#: mapping entries below this are solver dust: the optimal mode also tries them at zero
+POLISH_CLEAN = 1e-9
 #: pairwise FW keeps at most this many vertices (each O(|V|)); then it restarts from X
 MAX_ATOMS = 40
 
@@ -305,7 +311,8 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                iterations: int = 100, tol: float = 1e-4, eta: float = POSTERIOR_FLOOR,
                variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
                exact_every: int = 10, rounds: int = 0, prune_after: int = 0,
-               threads: int = 0, x0: Any = None,
+               threads: int = 0, mode: str = "frank-wolfe", polish_rounds: int = 20,
+               x0: Any = None,
                on_iteration: Callable[[dict[str, Any]], None] | None = None) -> SPPMOutcome:
     """Run SPPM; stop after ``iterations`` steps or once the certified gap < ``tol`` bits.
 
@@ -325,11 +332,16 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
     """
     if variant not in VARIANTS:
         raise ValidationError(f"sppm: variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
+    if mode not in MODES:
+        raise ValidationError(f"sppm: mode must be one of {', '.join(MODES)}; got {mode!r}")
+    # the optimal mode hands over to exact restricted solves once FW has found the support
+    fw_tol = max(tol, OPTIMAL_HANDOVER_BITS) if mode == "optimal" else tol
     n = problem.n
     P = problem.joint
     p_a = problem.p_a
     t_total = time.perf_counter()
-    timers = {"pricing": 0.0, "lp": 0.0, "linesearch": 0.0}
+    timers = {"pricing": 0.0, "lp": 0.0, "linesearch": 0.0, "polish": 0.0}
+    polish_log: list[dict] = []
 
     # perfect privacy is affordable: a constant mapping has I = 0, which is optimal
     if problem.prior_mi_bits > 0:
@@ -394,7 +406,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
             if on_iteration is not None:
                 on_iteration({"iteration": it, "objective_bits": f / LN2, "gap_bits": gap / LN2,
                               "columns": int(V.rows.size)})
-            if gap / LN2 < tol:
+            if gap / LN2 < fw_tol:
                 stop = "tolerance"
                 break
             if it == iterations:
@@ -420,6 +432,9 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                 stop = "no descent step (numerically converged)"
                 break
             steps += 1
+        if mode == "optimal" and trace_gap[-1] >= tol and best_lb > 0:
+            x, best_lb, stop = _polish_rounds(V, x, best_lb, delta, eta, tol, polish_rounds,
+                                              polish_log, trace_f, trace_gap, stop)
     finally:
         V.close()
 
@@ -455,7 +470,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         "lower_bound_bits": best_lb / LN2,
         "budget_dual": lam,
         "objective_bits": trace_f[-1],
-        "converged": stop == "tolerance" or stop.startswith("perfect privacy"),
+        "converged": stop.startswith("tolerance") or stop.startswith("perfect privacy"),
         "stop_reason": stop,
         "columns": int(V.rows.size),
         "columns_generated": int(V.rows.size - V.x_start.size + V.pruned),
@@ -465,6 +480,9 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         "time_pricing_s": timers["pricing"],
         "time_lp_s": timers["lp"],
         "time_linesearch_s": timers["linesearch"],
+        "time_polish_s": timers["polish"],
+        "mode": mode,
+        "polish": polish_log or None,
         "runtime_total_s": time.perf_counter() - t_total,
         "variant": variant,
         "atoms": len(atoms) if atoms is not None else None,
@@ -472,6 +490,65 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         "gap_trace_bits": trace_gap,
     }
     return SPPMOutcome(V.rows, V.cols, x, stats)
+
+
+def _polish_rounds(V: ActiveSet, x: np.ndarray, best_lb: float, delta: float, eta: float,
+                   tol: float, rounds: int, log: list[dict], trace_f: list[float],
+                   trace_gap: list[float], stop: str) -> tuple[np.ndarray, float, str]:
+    """SPPM's ``optimal`` mode: exact solves on V alternated with exact pricing (:mod:`.polish`).
+
+    Each round solves problem (1) on V and repairs the point to exact feasibility, as
+    is and with entries below ``POLISH_CLEAN`` zeroed (an interior-point solution puts
+    dust everywhere, whose odd posteriors loosen the bound); at each candidate it
+    prices all n² pairs (a certified bound; pairs that price out join V). It keeps the
+    candidate with the least I and the best bound, and stops when the gap is below
+    ``tol``, when no pair enters V (the restricted optimum is then the optimum, up to
+    the solver's accuracy), or after ``rounds`` rounds.
+    """
+    problem, n, P, p_a = V.problem, V.n, V.problem.joint, V.problem.p_a
+
+    def leak(v: np.ndarray) -> float:
+        return leakage_nats(output_joint(P, V.rows, V.cols, v, n), p_a)
+
+    def pad(v: np.ndarray) -> np.ndarray:  # V only grows: new pairs start at zero
+        return np.concatenate([v, np.zeros(V.rows.size - v.size)])
+
+    for _ in range(rounds):
+        t = time.perf_counter()
+        xp, record = polish(problem, V.rows, V.cols, V.a, delta)
+        V.timers["polish"] += time.perf_counter() - t
+        log.append(record)
+        candidates = []
+        if xp is not None:
+            x_start = np.zeros_like(xp)
+            x_start[: V.x_start.size] = V.x_start
+            for raw in (xp, np.where(xp < POLISH_CLEAN, 0.0, xp)):
+                candidates.append(pull_into_budget(V.a, normalise_columns(V.cols, raw, n),
+                                                   x_start, delta))
+        added = 0
+        for k in range(len(candidates)):
+            cand = candidates[k] = pad(candidates[k])
+            L, empty = decoder_logratios(output_joint(P, V.rows, V.cols, cand, n), p_a, eta)
+            step = V.linear_step(L, empty, None, True, rounds=0)
+            added += step.added
+            best_lb = max(best_lb, step.bound(delta))
+        x = pad(x)
+        f = leak(x)
+        for cand in candidates:
+            cand = pad(cand)
+            fc = leak(cand)
+            if fc < f:
+                x, f = cand, fc
+        trace_f.append(f / LN2)
+        trace_gap.append(max(f - best_lb, 0.0) / LN2)
+        record.update(objective_bits=f / LN2, gap_bits=trace_gap[-1], pairs_added=added)
+        if trace_gap[-1] < tol:
+            return x, best_lb, "tolerance (optimal mode)"
+        if xp is None:
+            return x, best_lb, f"optimal mode: restricted solve failed ({record['status']})"
+        if added == 0:
+            return x, best_lb, "optimal mode: no pair prices out (solver accuracy reached)"
+    return x, best_lb, "optimal mode: polish rounds exhausted"
 
 
 def _step(V: ActiveSet, atoms: AtomSet | None, sol: LPSolution, x: np.ndarray, Q: np.ndarray,
