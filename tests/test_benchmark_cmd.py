@@ -46,3 +46,18 @@ def test_benchmark_targets_and_datasets() -> None:
     assert runs[1]["target_s"] == 60.0 and code == 0
     code, lines = bench("--m", "5", "--tol", "1e-9", "--iterations", "3", "--targets")
     assert code == 1 and not lines[0]["met"]  # three iterations cannot certify 1e-9 bits
+
+
+def test_benchmark_exact_solver_and_scaling_figure(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("cvxpy")
+    fig = tmp_path / "scaling.png"
+    code, lines = bench("--m", "4", "--m", "5", "--exact", "4", "--plot", str(fig))
+    assert code == 0
+    exact = [r for r in lines if r.get("solver", "").startswith("optimal")]
+    sppm = [r for r in lines if r.get("lp_backend") == "mckp"]
+    assert [r["n"] for r in exact] == [16] and len(sppm) == 2
+    # SPPM's certified answer is within its gap of the exact optimum
+    m4 = next(r for r in sppm if r["n"] == 16)
+    assert m4["mi_bits"] - m4["gap_bits"] - 1e-6 <= exact[0]["mi_bits"] <= m4["mi_bits"] + 1e-6
+    assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -50,8 +50,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--neighbours", type=int, default=128, help="pricing neighbour lists size")
     p.add_argument("--targets", action="store_true",
                    help="check each run against the time / gap / memory targets")
+    p.add_argument("--exact", type=int, action="append", default=[],
+                   help="also time the dense exact solver (optimal mechanism, cvxpy) on the "
+                        "synthetic data with this m (repeatable)")
+    p.add_argument("--plot", default=None,
+                   help="draw time vs n (log-log) with the paper's claim and the exact "
+                        "solver's limit to this PNG file")
     p.add_argument("--json", action="store_true", help="one JSON object per run")
     p.set_defaults(func=run)
+
+
+def bench_exact(m: int) -> dict[str, Any]:
+    """The dense convex program (1) on the synthetic data: the reference SPPM scales past."""
+    problem = load_dataset("synthetic", m=m)
+    mech = get_mechanism("optimal", max_n=problem.n)
+    with ResourceMeter() as meter:
+        res = mech.solve(problem, 2.0 ** (m - 8))
+    return {"problem": f"synthetic:m={m}", "n": problem.n, "delta": 2.0 ** (m - 8),
+            "solver": "optimal (cvxpy, dense)", "time_s": meter.runtime_s,
+            "mi_bits": mutual_information(problem, res.mapping),
+            "peak_rss_mb": meter.peak_rss_mb, "status": res.stats.get("solver_status")}
 
 
 def warm_up(backend: str) -> None:
@@ -136,6 +154,24 @@ def run(args: argparse.Namespace) -> int:
                 line += (f"  <= {r['target_s']:g} s{mem}, gap <= {args.tol:g}: "
                          f"{'met' if r['met'] else 'MISSED'}")
             print(line, flush=True)
+    exact_rows = []
+    if args.exact:  # import cvxpy and its solver outside the timed runs
+        get_mechanism("optimal").solve(load_dataset("synthetic", m=2), 0.5)
+    for m in args.exact:
+        r = bench_exact(m)
+        exact_rows.append(r)
+        if args.json:
+            print(json.dumps(r), flush=True)
+        else:
+            print(f"{r['problem']:>22} {r['n']:>6} {r['delta']:>6g} {'optimal':>8} "
+                  f"{r['time_s']:>8.2f} {'':>6} {'':>9} {r['mi_bits']:>8.5f} "
+                  f"{r['peak_rss_mb']:>8.1f}  (dense cvxpy, {r['status']})", flush=True)
+    if args.plot:
+        from ..scaling_figure import sppm_scaling_figure
+
+        sppm_scaling_figure(rows, exact_rows, args.plot)
+        if not args.json:
+            print(f"figure written to {args.plot}")
     if len(backends) > 1:
         ref = backends[0]
         for label in dict.fromkeys(r["problem"] for r in rows):
