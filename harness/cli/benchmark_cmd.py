@@ -45,6 +45,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--iterations", type=int, default=5000, help="Frank-Wolfe iteration cap")
     p.add_argument("--variant", default="classic", help="classic (default) or pairwise")
     p.add_argument("--mode", default="frank-wolfe", help="frank-wolfe (default) or optimal")
+    p.add_argument("--handover", type=float, default=1e-3,
+                   help="optimal mode: gap (bits) at which the restricted solves take over")
     p.add_argument("--threads", type=int, default=0, help="pricing threads (0 = all cores)")
     p.add_argument("--prune-after", type=int, default=50, help="sppm prune_after")
     p.add_argument("--neighbours", type=int, default=128, help="pricing neighbour lists size")
@@ -91,7 +93,8 @@ def bench_one(label: str, problem: Any, delta: float, backend: str, args: argpar
               target: tuple[float, float | None] | None) -> dict[str, Any]:
     mech = get_mechanism("sppm", lp_backend=backend, tol=args.tol, iterations=args.iterations,
                          variant=args.variant, neighbours=args.neighbours, mode=args.mode,
-                         threads=args.threads, prune_after=args.prune_after)
+                         threads=args.threads, prune_after=args.prune_after,
+                         handover=args.handover)
     with ResourceMeter() as meter:
         res = mech.solve(problem, delta)
     s = res.stats

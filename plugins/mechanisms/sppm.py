@@ -41,6 +41,10 @@ class SPPM(pb.MappingMechanism):
         exact solves of problem (1) restricted to the active pairs (cvxpy, Clarabel)
         alternated with exact pricing, for gaps Frank-Wolfe cannot reach (1e-6 bits).
     polish_rounds : restricted solves at most in the optimal mode.
+    handover : the certified gap (bits) at which the optimal mode stops Frank-Wolfe and
+        starts the restricted solves (1e-3; larger hands over sooner, which pays when
+        Frank-Wolfe crawls, e.g. census, and costs more solves when V is far from the
+        optimal support, e.g. the synthetic data).
     x0 : the starting mapping X0 (n x n, dense or scipy sparse, columns on the simplex,
         within the budget); None (default) starts from the identity, or from each input's
         least-distortion output when the identity exceeds the budget.
@@ -54,7 +58,8 @@ class SPPM(pb.MappingMechanism):
     def __init__(self, iterations: int = 100, tol: float = 1e-4, lp_backend: str = "mckp",
                  variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
                  exact_every: int = 10, prune_after: int = 50, threads: int = 0,
-                 mode: str = "frank-wolfe", polish_rounds: int = 20, x0: object = None) -> None:
+                 mode: str = "frank-wolfe", polish_rounds: int = 20, handover: float = 1e-3,
+                 x0: object = None) -> None:
         self.iterations = iterations
         self.tol = tol
         self.lp_backend = lp_backend
@@ -66,6 +71,7 @@ class SPPM(pb.MappingMechanism):
         self.threads = threads
         self.mode = mode
         self.polish_rounds = polish_rounds
+        self.handover = handover
         self.x0 = x0
 
     def _check_params(self) -> None:
@@ -73,8 +79,11 @@ class SPPM(pb.MappingMechanism):
                 or self.iterations < 0:
             raise pb.ValidationError(
                 f"sppm: iterations must be an integer >= 0; got {self.iterations!r}")
-        if not isinstance(self.tol, numbers.Real) or not math.isfinite(self.tol) or self.tol < 0:
-            raise pb.ValidationError(f"sppm: tol must be a finite number >= 0; got {self.tol!r}")
+        for name in ("tol", "handover"):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Real) or isinstance(value, bool) \
+                    or not math.isfinite(value) or value < 0:
+                raise pb.ValidationError(f"sppm: {name} must be a finite number >= 0; got {value!r}")
         if self.variant not in VARIANTS:
             raise pb.ValidationError(f"sppm: variant must be one of {', '.join(VARIANTS)}; "
                                      f"got {self.variant!r}")
@@ -106,7 +115,8 @@ class SPPM(pb.MappingMechanism):
                          neighbours=int(self.neighbours),
                          exact_every=int(self.exact_every), prune_after=int(self.prune_after),
                          threads=int(self.threads), mode=str(self.mode),
-                         polish_rounds=int(self.polish_rounds), x0=self.x0)
+                         polish_rounds=int(self.polish_rounds),
+                         handover=float(self.handover), x0=self.x0)
         keep = out.x > 0
         X = sp.csc_array((out.x[keep], (out.rows[keep], out.cols[keep])),
                          shape=(problem.n, problem.n))

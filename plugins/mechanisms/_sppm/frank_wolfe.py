@@ -136,8 +136,6 @@ def available_cores() -> int:
 
 VARIANTS = ("classic", "pairwise")
 MODES = ("frank-wolfe", "optimal")
-#: in the optimal mode Frank-Wolfe runs to this gap (bits), then the polish rounds take over
-OPTIMAL_HANDOVER_BITS = 1e-3
 #: mapping entries below this are solver dust: the optimal mode also tries them at zero
 POLISH_CLEAN = 1e-9
 #: pairwise FW keeps at most this many vertices (each O(|V|)); then it restarts from X
@@ -312,6 +310,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
                exact_every: int = 10, rounds: int = 0, prune_after: int = 0,
                threads: int = 0, mode: str = "frank-wolfe", polish_rounds: int = 20,
+               handover: float = 1e-3,
                x0: Any = None,
                on_iteration: Callable[[dict[str, Any]], None] | None = None) -> SPPMOutcome:
     """Run SPPM; stop after ``iterations`` steps or once the certified gap < ``tol`` bits.
@@ -335,7 +334,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
     if mode not in MODES:
         raise ValidationError(f"sppm: mode must be one of {', '.join(MODES)}; got {mode!r}")
     # the optimal mode hands over to exact restricted solves once FW has found the support
-    fw_tol = max(tol, OPTIMAL_HANDOVER_BITS) if mode == "optimal" else tol
+    fw_tol = max(tol, handover) if mode == "optimal" else tol
     n = problem.n
     P = problem.joint
     p_a = problem.p_a
