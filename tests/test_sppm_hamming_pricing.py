@@ -20,12 +20,12 @@ def _joint(rng: np.random.Generator, n_a: int, n: int) -> tuple[np.ndarray, np.n
 
 
 def _check(points: np.ndarray, rng: np.random.Generator, block: int, superblock: int,
-           n_a: int = 3, threads: int = 1, trials: int = 2) -> None:
+           n_a: int = 3, threads: int = 1, trials: int = 2, cost_bin: float | None = 8.0) -> None:
     n = points.shape[0]
     dist = pb.FeatureDistortion(points, "hamming")
     assert HammingPricer.supports(dist)
     D = dist.to_dense()
-    pricer = HammingPricer(points, threads=threads, block=block, superblock=superblock)
+    pricer = HammingPricer(points, threads=threads, block=block, superblock=superblock, cost_bin=cost_bin)
     pricer.min_parallel = 10  # exercise the threaded split on small problems
     P, p_b = _joint(rng, n_a, n)
     try:
@@ -49,8 +49,9 @@ def _check(points: np.ndarray, rng: np.random.Generator, block: int, superblock:
         pricer.close()
 
 
-@pytest.mark.parametrize(("block", "superblock"), [(1, 1), (4, 3), (8, 16), (16, 32)])
-def test_categorical_profiles_equal_a_dense_scan(block: int, superblock: int) -> None:
+@pytest.mark.parametrize("cost_bin", [None, 0.5, 8.0])
+@pytest.mark.parametrize(("block", "superblock"), [(1, 1), (4, 3), (8, 64), (16, 32)])
+def test_categorical_profiles_equal_a_dense_scan(block: int, superblock: int, cost_bin: float | None) -> None:
     """Census-like categories (up to 40 values, skewed, many duplicates), odd code values."""
     rng = np.random.default_rng(block)
     n = 400
@@ -61,7 +62,7 @@ def test_categorical_profiles_equal_a_dense_scan(block: int, superblock: int) ->
     points = np.stack(cols, axis=1).astype(float)
     points[:, 1] = points[:, 1] * 7 + 100  # codes need not be 0 .. card - 1
     points[20:30] = points[5]  # duplicate profiles
-    _check(points, rng, block, superblock)
+    _check(points, rng, block, superblock, cost_bin=cost_bin)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -110,7 +111,8 @@ def test_negative_empty_cost_and_mostly_empty_outputs() -> None:
             np.testing.assert_allclose(V[best_i, np.arange(n)], best_v, rtol=1e-12, atol=1e-15)
 
 
-def test_a_far_cheap_output_is_found() -> None:
+@pytest.mark.parametrize("cost_bin", [None, 8.0])
+def test_a_far_cheap_output_is_found(cost_bin: float | None) -> None:
     """One very cheap output at maximal Hamming distance must still win (pruning is not fooled).
 
     The far cluster fills whole blocks of its own, so only a valid distance bound lets the
@@ -125,7 +127,7 @@ def test_a_far_cheap_output_is_found() -> None:
     p_b = P[0].copy()
     L = np.zeros((1, n))
     L[0, -1] = -1e3
-    pricer = HammingPricer(points, block=8, superblock=4)
+    pricer = HammingPricer(points, block=8, superblock=4, cost_bin=cost_bin)
     best_i, best_v = pricer.price(L, P, p_b, -120.0, np.zeros(n, bool))
     assert np.all(best_i == n - 1)
     np.testing.assert_allclose(best_v[:-16], (-1e3 + 120.0 * k) / n, rtol=1e-12)

@@ -4,18 +4,22 @@ For input j the value of output i is ``v_ij = c_ij + w_j d(x_i, x_j)`` with
 ``w_j = (-λ) p(b_j) >= 0``, ``d`` the number of differing attributes and
 ``c_ij = Σ_a P[a, j] L[a, i]`` (or ``empty_cost[j]`` at an output with no mass).
 
-The outputs are sorted lexicographically by their codes and cut into blocks of ``block``
-consecutive outputs, and the blocks into superblocks of ``superblock`` blocks. Each
+Per call the outputs are grouped into cost classes (the live outputs whose L[:, i] share a
+cell of a ``cost_bin``-nat grid; the empty ones), sorted by class and then lexicographically
+by their codes, and cut into blocks of at most ``block`` consecutive outputs of one class,
+the blocks into superblocks of at most ``superblock`` blocks of one class. Each
 (super)block keeps, per private value a, ``lmin[a] = min L[a, i]`` over its live outputs,
 whether it holds an empty output, and per attribute t a 64-bit mask of the values present
 (empty outputs included: d applies to them too). A lower bound of v_ij over a (super)block is
 
     ``min(Σ_a P[a, j] lmin[a], empty_cost[j]) + w_j · #{t : x_jt not in mask_t}``
 
-(the first term only over the parts that exist). Input j first scans its own block (which
-holds x_j itself, at d = 0), then visits the superblocks outward from its own; a superblock
-is opened only when its bound beats the best value found, and a block in it is scanned only
-when its own bound does.
+(the first term only over the parts that exist). The classes keep the cost term nearly
+tight (with realistic decoders every code-sorted block holds near-pure outputs of every
+private value, so its lmin would be all floors); the code order keeps the distance term
+tight. Input j first scans its own block (which holds x_j itself, at d = 0), then visits
+the superblocks best-first by bound, stopping at the first one whose bound reaches the
+best value found; inside a superblock a block is scanned only when its own bound beats it.
 
 Why no slack is needed: each bound is computed with the same floating-point operations, in
 the same order, as the values it bounds (``c = 0; c += P[a, j] * L[a, i]`` over a ascending,
@@ -33,59 +37,70 @@ import numba
 import numpy as np
 
 #: outputs per block of the sorted profiles
-BLOCK = 16
+BLOCK = 8
 #: blocks per superblock
-SUPERBLOCK = 32
+SUPERBLOCK = 64
+#: width (nats) of the grid cells of L[:, i] that group outputs into cost classes (None: no classes)
+COST_BIN = 8.0
 #: most distinct values per attribute (one bit each in a 64-bit mask)
 MAX_CARD = 64
 
 
 @numba.njit(cache=True, nogil=True)
-def _value_masks(codes_s, block, superblock):  # pragma: no cover - compiled
-    """Per block and superblock, per attribute: the bitmask of the values present."""
-    n, k = codes_s.shape
-    nb = (n + block - 1) // block
-    ns = (nb + superblock - 1) // superblock
-    bmask = np.zeros((nb, k), dtype=np.uint64)
-    smask = np.zeros((ns, k), dtype=np.uint64)
-    for s in range(n):
-        b = s // block
-        for t in range(k):
-            bmask[b, t] |= np.uint64(1) << np.uint64(codes_s[s, t])
-    for b in range(nb):
-        for t in range(k):
-            smask[b // superblock, t] |= bmask[b, t]
-    return bmask, smask
+def _tables(Ls, empty_s, codes_s, cls_s, block, superblock):  # pragma: no cover - compiled
+    """Blocks and superblocks of the sorted outputs, with their bound ingredients.
 
-
-@numba.njit(cache=True, nogil=True)
-def _cost_tables(Ls, empty_s, block, superblock):  # pragma: no cover - compiled
-    """Per block and superblock: min of L[a, ·] over live outputs, has-live, has-empty."""
+    A block is at most ``block`` consecutive outputs of one cost class, a superblock at
+    most ``superblock`` consecutive blocks of one class. Per (super)block: min of L[a, ·]
+    over its live outputs, has-live, has-empty, and per attribute the mask of the values
+    present (empty outputs included: d applies to them too).
+    """
     n_a, n = Ls.shape
-    nb = (n + block - 1) // block
-    ns = (nb + superblock - 1) // superblock
+    k = codes_s.shape[1]
+    bstart = np.empty(n + 1, dtype=np.int64)  # output ranges of the blocks
+    sstart = np.empty(n + 1, dtype=np.int64)  # block ranges of the superblocks
+    nb = 0
+    ns = 0
+    for s in range(n):
+        new_class = s == 0 or cls_s[s] != cls_s[s - 1]
+        if new_class or s - bstart[nb - 1] >= block:
+            if new_class or nb - sstart[ns - 1] >= superblock:
+                sstart[ns] = nb
+                ns += 1
+            bstart[nb] = s
+            nb += 1
+    bstart[nb] = n
+    sstart[ns] = nb
+    bmask = np.zeros((nb, k), dtype=np.uint64)
     blmin = np.full((nb, n_a), np.inf)
     blive = np.zeros(nb, dtype=np.bool_)
     bemp = np.zeros(nb, dtype=np.bool_)
+    smask = np.zeros((ns, k), dtype=np.uint64)
     slmin = np.full((ns, n_a), np.inf)
     slive = np.zeros(ns, dtype=np.bool_)
     semp = np.zeros(ns, dtype=np.bool_)
-    for s in range(n):
-        b = s // block
-        if empty_s[s]:
-            bemp[b] = True
-        else:
-            blive[b] = True
+    home = np.empty(n, dtype=np.int64)  # block of each sorted output
+    for q in range(ns):
+        for b in range(sstart[q], sstart[q + 1]):
+            for s in range(bstart[b], bstart[b + 1]):
+                home[s] = b
+                for t in range(k):
+                    bmask[b, t] |= np.uint64(1) << np.uint64(codes_s[s, t])
+                if empty_s[s]:
+                    bemp[b] = True
+                else:
+                    blive[b] = True
+                    for a in range(n_a):
+                        if Ls[a, s] < blmin[b, a]:
+                            blmin[b, a] = Ls[a, s]
+            slive[q] = slive[q] or blive[b]
+            semp[q] = semp[q] or bemp[b]
+            for t in range(k):
+                smask[q, t] |= bmask[b, t]
             for a in range(n_a):
-                if Ls[a, s] < blmin[b, a]:
-                    blmin[b, a] = Ls[a, s]
-    for b in range(nb):
-        q = b // superblock
-        slive[q] = slive[q] or blive[b]
-        semp[q] = semp[q] or bemp[b]
-        for a in range(n_a):
-            slmin[q, a] = min(slmin[q, a], blmin[b, a])
-    return blmin, blive, bemp, slmin, slive, semp
+                slmin[q, a] = min(slmin[q, a], blmin[b, a])
+    return (bstart[: nb + 1].copy(), sstart[: ns + 1].copy(), home, bmask, blmin, blive, bemp,
+            smask, slmin, slive, semp)
 
 
 @numba.njit(cache=True, inline="always")
@@ -129,22 +144,21 @@ def _scan(pj, ej, w, xj, Ls, empty_s, codes_s, lo, hi, best, arg):  # pragma: no
 
 
 @numba.njit(cache=True, nogil=True)
-def _price_hamming(Ls, P, weight, empty_s, ecost, codes_s, order, block, superblock,
-                   bmask, smask, blmin, blive, bemp, slmin, slive, semp,
+def _price_hamming(Ls, P, weight, empty_s, ecost, codes_s, order, bstart, sstart, home,
+                   bmask, blmin, blive, bemp, smask, slmin, slive, semp,
                    s_lo, s_hi, best_i, best_v):  # pragma: no cover - compiled
     """(argmin_i, min_i) of v_ij for the inputs j = order[s], s_lo <= s < s_hi.
 
-    Own block first (it holds x_j, so ``best`` starts at most c_jj), then the
-    superblocks outward from j's own: lexicographic neighbours share the leading
-    attributes, so good values come early and the bounds prune the rest.
+    Own block first (it holds x_j, so ``best`` starts at most v_jj), then the
+    superblocks best-first by bound: once a bound reaches ``best`` all later ones do.
     """
     n_a, n = Ls.shape
     k = codes_s.shape[1]
-    nb = bmask.shape[0]
     ns = smask.shape[0]
     pj = np.empty(n_a)
     xj = np.empty(k, dtype=codes_s.dtype)
     xbit = np.empty(k, dtype=np.uint64)
+    sbound = np.empty(ns)
     for s in range(s_lo, s_hi):
         j = order[s]
         w = weight[j]
@@ -154,23 +168,17 @@ def _price_hamming(Ls, P, weight, empty_s, ecost, codes_s, order, block, superbl
         for t in range(k):
             xj[t] = codes_s[s, t]
             xbit[t] = np.uint64(1) << np.uint64(codes_s[s, t])
-        home = s // block
-        best, arg = _scan(pj, ej, w, xj, Ls, empty_s, codes_s, home * block,
-                          min(home * block + block, n), np.inf, -1)
-        hs = home // superblock
-        for step in range(2 * ns):  # hs, hs + 1, hs - 1, hs + 2, ...
-            q = hs + (step + 1) // 2 if step % 2 == 0 else hs - (step + 1) // 2
-            if q < 0 or q >= ns:
-                continue
-            if _bound(pj, ej, w, xbit, slmin, slive, semp, smask, q) >= best:
-                continue
-            for b in range(q * superblock, min(q * superblock + superblock, nb)):
-                if b == home:
+        hb = home[s]
+        best, arg = _scan(pj, ej, w, xj, Ls, empty_s, codes_s, bstart[hb], bstart[hb + 1], np.inf, -1)
+        for q in range(ns):
+            sbound[q] = _bound(pj, ej, w, xbit, slmin, slive, semp, smask, q)
+        for q in np.argsort(sbound):
+            if sbound[q] >= best:
+                break  # sorted: every later superblock is bounded out too
+            for b in range(sstart[q], sstart[q + 1]):
+                if b == hb or _bound(pj, ej, w, xbit, blmin, blive, bemp, bmask, b) >= best:
                     continue
-                if _bound(pj, ej, w, xbit, blmin, blive, bemp, bmask, b) >= best:
-                    continue
-                best, arg = _scan(pj, ej, w, xj, Ls, empty_s, codes_s, b * block,
-                                  min(b * block + block, n), best, arg)
+                best, arg = _scan(pj, ej, w, xj, Ls, empty_s, codes_s, bstart[b], bstart[b + 1], best, arg)
         best_i[j] = order[arg]
         best_v[j] = best
 
@@ -186,26 +194,54 @@ class HammingPricer:
     min_parallel = 4096
 
     def __init__(self, points: np.ndarray, threads: int = 1, block: int = BLOCK,
-                 superblock: int = SUPERBLOCK) -> None:
+                 superblock: int = SUPERBLOCK, cost_bin: float | None = COST_BIN) -> None:
         pts = np.asarray(points, dtype=np.float64)
         n, k = pts.shape
-        codes = np.empty((n, k), dtype=np.uint8)
+        self.codes = np.empty((n, k), dtype=np.uint8)
         for t in range(k):  # re-code each attribute to 0 .. card - 1
             values, inverse = np.unique(pts[:, t], return_inverse=True)
             if values.size > MAX_CARD:
                 raise ValueError(f"attribute {t} has {values.size} values; at most {MAX_CARD} supported")
-            codes[:, t] = inverse.reshape(-1)
+            self.codes[:, t] = inverse.reshape(-1)
         # lexicographic order, most distinct values first: leading attributes are constant
         # over a block, and a high-cardinality attribute is the likeliest to differ from x_j
-        cards = codes.max(axis=0).astype(np.int64) + 1 if n else np.ones(k, np.int64)
+        cards = self.codes.max(axis=0).astype(np.int64) + 1 if n else np.ones(k, np.int64)
         attrs = np.argsort(-cards, kind="stable")
-        self.order = np.lexsort(codes[:, attrs[::-1]].T).astype(np.int64)
-        self.codes_s = np.ascontiguousarray(codes[self.order])
+        lex = np.lexsort(self.codes[:, attrs[::-1]].T)
+        self.lex_rank = np.empty(n, dtype=np.int64)
+        self.lex_rank[lex] = np.arange(n)
         self.block = max(1, int(block))
         self.superblock = max(1, int(superblock))
-        self.bmask, self.smask = _value_masks(self.codes_s, self.block, self.superblock)
+        self.cost_bin = cost_bin
         self.threads = max(1, int(threads))
         self._pool: ThreadPoolExecutor | None = None
+
+    def _order(self, L: np.ndarray, empty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Outputs sorted by cost class, then lexicographically by codes; and their classes.
+
+        A class holds the live outputs whose L[:, i] fall in one cell of a grid of
+        ``cost_bin`` nats (empty outputs: one class), so a superblock's min-L bound is
+        nearly tight in cost while its blocks stay tight in Hamming distance. Any order
+        is exact; this one only makes the bounds prune.
+        """
+        n = L.shape[1]
+        if self.cost_bin is None or n == 0:
+            cls = empty.astype(np.int64)
+        else:
+            lo = L.min(axis=1, keepdims=True) if L.shape[0] else np.zeros((0, 1))
+            cells = np.floor((L - lo) / self.cost_bin)
+            span = float(cells.max()) + 1.0 if cells.size else 1.0
+            if span ** L.shape[0] < 2.0**62:  # one integer key per cell
+                key = np.zeros(n, dtype=np.int64)
+                for row in cells.astype(np.int64):
+                    key = key * int(span) + row
+                key[empty] = -1
+                cls = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
+            else:
+                cells[:, empty] = -1.0
+                cls = np.unique(cells, axis=1, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        order = np.lexsort((self.lex_rank, cls)).astype(np.int64)
+        return order, cls[order]
 
     @staticmethod
     def supports(distortion: object) -> bool:
@@ -225,18 +261,21 @@ class HammingPricer:
               ) -> tuple[np.ndarray, np.ndarray]:
         """(argmin_i, min_i) of c_ij - λ p(b_j) d(b̂_i, b_j) over all outputs, for every j."""
         n = P.shape[1]
-        Ls = np.ascontiguousarray(np.asarray(L, dtype=np.float64)[:, self.order])
+        L = np.asarray(L, dtype=np.float64)
+        empty = np.asarray(empty, dtype=np.bool_)
+        order, cls_s = self._order(L, empty)
+        Ls = np.ascontiguousarray(L[:, order])
         P = np.ascontiguousarray(P, dtype=np.float64)
-        empty_s = np.ascontiguousarray(np.asarray(empty, dtype=np.bool_)[self.order])
+        empty_s = np.ascontiguousarray(empty[order])
+        codes_s = np.ascontiguousarray(self.codes[order])
         ecost = np.zeros(n) if empty_cost is None else np.ascontiguousarray(empty_cost, dtype=np.float64)
         weight = np.ascontiguousarray(-lam * np.asarray(p_b, dtype=np.float64))
-        tables = _cost_tables(Ls, empty_s, self.block, self.superblock)
+        tables = _tables(Ls, empty_s, codes_s, cls_s, self.block, self.superblock)
         best_i = np.empty(n, dtype=np.int64)
         best_v = np.empty(n)
 
         def run(lo: int, hi: int) -> None:
-            _price_hamming(Ls, P, weight, empty_s, ecost, self.codes_s, self.order, self.block,
-                           self.superblock, self.bmask, self.smask, *tables, lo, hi, best_i, best_v)
+            _price_hamming(Ls, P, weight, empty_s, ecost, codes_s, order, *tables, lo, hi, best_i, best_v)
 
         if self.threads == 1 or n < self.min_parallel:
             run(0, n)
