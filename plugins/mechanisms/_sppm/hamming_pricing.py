@@ -172,9 +172,14 @@ def _price_hamming(Ls, P, weight, empty_s, ecost, codes_s, order, bstart, sstart
         best, arg = _scan(pj, ej, w, xj, Ls, empty_s, codes_s, bstart[hb], bstart[hb + 1], np.inf, -1)
         for q in range(ns):
             sbound[q] = _bound(pj, ej, w, xbit, slmin, slive, semp, smask, q)
-        for q in np.argsort(sbound):
+        for _ in range(ns):  # best-first; few are opened, so a min-scan beats sorting
+            q = 0
+            for r in range(1, ns):
+                if sbound[r] < sbound[q]:
+                    q = r
             if sbound[q] >= best:
-                break  # sorted: every later superblock is bounded out too
+                break  # every unvisited superblock is bounded out too
+            sbound[q] = np.inf  # visited
             for b in range(sstart[q], sstart[q + 1]):
                 if b == hb or _bound(pj, ej, w, xbit, blmin, blive, bemp, bmask, b) >= best:
                     continue
