@@ -28,6 +28,7 @@ from privbench import LPBackend, LPSolution, PrivacyProblem, ValidationError, va
 
 from .atoms import AtomSet
 from .feasible import normalise_columns, pull_into_budget
+from .hamming_pricing import HammingPricer
 from .leakage import (
     POSTERIOR_FLOOR,
     decoder_logratios,
@@ -166,9 +167,14 @@ class ActiveSet:
         self._in_backend = 0
         self.full_scans = 0
         t = time.perf_counter()
-        #: exact pricing on a line is cheap enough for every round; else neighbour lists
-        self.line = LinePricer(problem.distortion.points[:, 0], problem.distortion.metric,
-                               threads=threads) if LinePricer.supports(problem.distortion) else None
+        #: exact compiled pricing (a line, or Hamming on coded profiles) is cheap enough for
+        #: every round; other distortions price neighbour lists and certify with bounds
+        dist = problem.distortion
+        self.line: LinePricer | HammingPricer | None = None
+        if LinePricer.supports(dist):
+            self.line = LinePricer(dist.points[:, 0], dist.metric, threads=threads)
+        elif HammingPricer.supports(dist):
+            self.line = HammingPricer(dist.points, threads=threads)
         if self.line is None:
             self.nb = Neighbours(problem.distortion, neighbours)
             self.balls = Balls(problem.distortion)
