@@ -48,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--handover", type=float, default=1e-3,
                    help="optimal mode: gap (bits) at which the restricted solves take over")
     p.add_argument("--threads", type=int, default=0, help="pricing threads (0 = all cores)")
-    p.add_argument("--prune-after", type=int, default=50, help="sppm prune_after")
+    p.add_argument("--prune-after", type=int, default=10, help="sppm prune_after")
     p.add_argument("--neighbours", type=int, default=128, help="pricing neighbour lists size")
     p.add_argument("--targets", action="store_true",
                    help="check each run against the time / gap / memory targets")

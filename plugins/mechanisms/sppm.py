@@ -57,7 +57,7 @@ class SPPM(pb.MappingMechanism):
 
     def __init__(self, iterations: int = 100, tol: float = 1e-4, lp_backend: str = "mckp",
                  variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
-                 exact_every: int = 10, prune_after: int = 50, threads: int = 0,
+                 exact_every: int = 10, prune_after: int = 10, threads: int = 0,
                  mode: str = "frank-wolfe", polish_rounds: int = 20, handover: float = 1e-3,
                  x0: object = None) -> None:
         self.iterations = iterations
