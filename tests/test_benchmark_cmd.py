@@ -38,10 +38,10 @@ def test_benchmark_sppm_json() -> None:
 
 def test_benchmark_targets_and_datasets() -> None:
     """--targets marks each run met or missed; --dataset runs any adapter at --delta."""
-    code, lines = bench("--m", "6", "--dataset", "random:n=40,seed=2", "--delta", "0.2",
+    code, lines = bench("--m", "5", "--dataset", "random:n=40,seed=2", "--delta", "0.2",
                         "--targets", "--mode", "optimal", "--tol", "1e-6")
     runs = [r for r in lines if "lp_backend" in r]
-    assert [r["problem"] for r in runs] == ["synthetic:m=6", "random:n=40,seed=2"]
+    assert [r["problem"] for r in runs] == ["synthetic:m=5", "random:n=40,seed=2"]
     assert all(r["met"] and r["gap_bits"] <= 1e-6 for r in runs), runs
     assert runs[1]["target_s"] == 60.0 and code == 0
     code, lines = bench("--m", "5", "--tol", "1e-9", "--iterations", "3", "--targets")

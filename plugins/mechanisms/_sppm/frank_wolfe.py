@@ -139,6 +139,8 @@ VARIANTS = ("classic", "pairwise")
 MODES = ("frank-wolfe", "optimal")
 #: mapping entries below this are solver dust: the optimal mode also tries them at zero
 POLISH_CLEAN = 1e-9
+#: the optimal mode's solver settings, in order (tight tolerances first)
+POLISH_SETTINGS = (True, False)
 #: pairwise FW keeps at most this many vertices (each O(|V|)); then it restarts from X
 MAX_ATOMS = 40
 
@@ -507,8 +509,9 @@ def _polish_rounds(V: ActiveSet, x: np.ndarray, best_lb: float, delta: float, et
     dust everywhere, whose odd posteriors loosen the bound); at each candidate it
     prices all n² pairs (a certified bound; pairs that price out join V). It keeps the
     candidate with the least I and the best bound, and stops when the gap is below
-    ``tol``, when no pair enters V (the restricted optimum is then the optimum, up to
-    the solver's accuracy), or after ``rounds`` rounds.
+    ``tol``, when no pair enters V after the solver ran with each of ``POLISH_SETTINGS``
+    (tight tolerances, then the defaults: interior points near the optimum differ, and
+    so do their bounds), or after ``rounds`` rounds.
     """
     problem, n, P, p_a = V.problem, V.n, V.problem.joint, V.problem.p_a
 
@@ -518,9 +521,11 @@ def _polish_rounds(V: ActiveSet, x: np.ndarray, best_lb: float, delta: float, et
     def pad(v: np.ndarray) -> np.ndarray:  # V only grows: new pairs start at zero
         return np.concatenate([v, np.zeros(V.rows.size - v.size)])
 
+    settings = iter(POLISH_SETTINGS)
+    tight = next(settings)
     for _ in range(rounds):
         t = time.perf_counter()
-        xp, record = polish(problem, V.rows, V.cols, V.a, delta)
+        xp, record = polish(problem, V.rows, V.cols, V.a, delta, tight=tight)
         V.timers["polish"] += time.perf_counter() - t
         log.append(record)
         candidates = []
@@ -551,8 +556,10 @@ def _polish_rounds(V: ActiveSet, x: np.ndarray, best_lb: float, delta: float, et
             return x, best_lb, "tolerance (optimal mode)"
         if xp is None:
             return x, best_lb, f"optimal mode: restricted solve failed ({record['status']})"
-        if added == 0:
-            return x, best_lb, "optimal mode: no pair prices out (solver accuracy reached)"
+        if added == 0:  # V holds the support: only the solver's accuracy is left to try
+            tight = next(settings, None)
+            if tight is None:
+                return x, best_lb, "optimal mode: no pair prices out (solver accuracy reached)"
     return x, best_lb, "optimal mode: polish rounds exhausted"
 
 

@@ -29,7 +29,8 @@ TIGHT = {"CLARABEL": {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e
 
 
 def polish(problem: PrivacyProblem, rows: np.ndarray, cols: np.ndarray, a: np.ndarray,
-           delta: float, solver: str = "CLARABEL") -> tuple[np.ndarray | None, dict]:
+           delta: float, solver: str = "CLARABEL", tight: bool = True
+           ) -> tuple[np.ndarray | None, dict]:
     """Solve problem (1) over the pairs (rows, cols); returns (x or None, solve record).
 
     The returned x is the solver's point (feasible to its tolerance); callers repair it
@@ -54,11 +55,11 @@ def polish(problem: PrivacyProblem, rows: np.ndarray, cols: np.ndarray, a: np.nd
     simplex = sp.csr_array((np.ones(k), (cols, pairs)), shape=(n, k))
     prob = cp.Problem(objective, [simplex @ x == 1, a @ x <= delta])
     t = time.perf_counter()
-    record: dict = {"pairs": int(k), "solver": solver}
+    record: dict = {"pairs": int(k), "solver": solver, "tight": tight}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "solution may be inaccurate": kept as status
-            prob.solve(solver=solver, **TIGHT.get(solver, {}))
+            prob.solve(solver=solver, **(TIGHT.get(solver, {}) if tight else {}))
     except (cp.error.SolverError, ValueError, TypeError) as exc:
         record.update(status="solver_error", error=str(exc).split("\n")[0],
                       time_s=time.perf_counter() - t)
