@@ -39,7 +39,7 @@ MECHANISMS: dict[str, tuple[str, dict[str, Any]]] = {
     "expmec": ("expmec", {}),
     "optimal": ("optimal", {}),
     **{f"sppm-{lp}": ("sppm", {"lp_backend": lp, "iterations": SPPM_ITERATIONS})
-       for lp in ("highs", "scipy", "glop", "pdlp", "cvxpy")},
+       for lp in ("mckp", "highs", "scipy", "glop", "pdlp", "cvxpy")},
 }
 #: label -> (dataset, params, needs real data)
 DATASETS: dict[str, tuple[str, dict[str, Any], bool]] = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ._common import Case, load_cases, mechanism, require, skip_unsuitable
 
-LP_BACKENDS = ["highs", "scipy", "glop", "pdlp", "cvxpy"]
+LP_BACKENDS = ["mckp", "highs", "scipy", "glop", "pdlp", "cvxpy"]
 
 
 class SPPMBackends:
