@@ -31,10 +31,10 @@ is ever skipped: the result is exactly the dense minimum, which the tests check.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numba
 import numpy as np
+
+from .chunks import InputChunks
 
 #: outputs per block of the sorted profiles
 BLOCK = 8
@@ -219,7 +219,7 @@ class HammingPricer:
         self.superblock = max(1, int(superblock))
         self.cost_bin = cost_bin
         self.threads = max(1, int(threads))
-        self._pool: ThreadPoolExecutor | None = None
+        self._chunks = InputChunks(self.threads, "sppm-hamming")
 
     def _order(self, L: np.ndarray, empty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Outputs sorted by cost class, then lexicographically by codes; and their classes.
@@ -282,19 +282,9 @@ class HammingPricer:
         def run(lo: int, hi: int) -> None:
             _price_hamming(Ls, P, weight, empty_s, ecost, codes_s, order, *tables, lo, hi, best_i, best_v)
 
-        if self.threads == 1 or n < self.min_parallel:
-            run(0, n)
-        else:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="sppm-hamming")
-            # many small chunks: the work per input varies along the sorted profiles
-            cuts = np.linspace(0, n, 8 * self.threads + 1).astype(int)
-            for f in [self._pool.submit(run, a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]:
-                f.result()
+        self._chunks.run(run, n, self.min_parallel)
         return best_i, best_v
 
     def close(self) -> None:
         """Stop the worker threads (a later :meth:`price` starts them again)."""
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        self._chunks.close()

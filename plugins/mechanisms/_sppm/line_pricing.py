@@ -14,10 +14,10 @@ the result is exactly the dense minimum, which the tests check.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numba
 import numpy as np
+
+from .chunks import InputChunks
 
 #: outputs per block of the sorted line
 BLOCK = 8
@@ -88,6 +88,19 @@ def _range_bound(P, j, ecost, lmin, emp, k, b):  # pragma: no cover - compiled
     return bound
 
 
+@numba.njit(cache=True, inline="always")
+def _scan_block(L, P, j, w, xj, ecost, empty, coord, order, kind, lo, hi, best, arg):  # pragma: no cover
+    """Improve (best, arg) with the outputs at sorted positions lo .. hi - 1."""
+    for s in range(lo, hi):
+        i = order[s]
+        c = ecost[j] if empty[i] else _cost(L, P, j, i)
+        v = c + w * _dist(coord[i] - xj, kind)
+        if v < best:
+            best = v
+            arg = i
+    return best, arg
+
+
 @numba.njit(cache=True, nogil=True)
 def _price_line(L, P, weight, empty, ecost, coord, order, rank, block, kind, lmin, emp,
                 block_lo, block_hi, j_lo, j_hi, best_i, best_v):  # pragma: no cover - compiled
@@ -119,15 +132,8 @@ def _price_line(L, P, weight, empty, ecost, coord, order, rank, block, kind, lmi
         if any_empty:
             cglob = min(cglob, ecost[j])
         home = rank[j] // block
-        best = np.inf
-        arg = -1
-        for s in range(home * block, min(home * block + block, n)):
-            i = order[s]
-            c = ecost[j] if empty[i] else _cost(L, P, j, i)
-            v = c + w * _dist(coord[i] - xj, kind)
-            if v < best:
-                best = v
-                arg = i
+        best, arg = _scan_block(L, P, j, w, xj, ecost, empty, coord, order, kind,
+                                home * block, min(home * block + block, n), np.inf, -1)
         for direction in range(2):
             b = home + 1 if direction == 0 else home - 1
             while 0 <= b < nb:
@@ -150,13 +156,8 @@ def _price_line(L, P, weight, empty, ecost, coord, order, rank, block, kind, lmi
                         break
                 if skipped:
                     continue
-                for s in range(b * block, min(b * block + block, n)):
-                    i = order[s]
-                    c = ecost[j] if empty[i] else _cost(L, P, j, i)
-                    v = c + w * _dist(coord[i] - xj, kind)
-                    if v < best:
-                        best = v
-                        arg = i
+                best, arg = _scan_block(L, P, j, w, xj, ecost, empty, coord, order, kind,
+                                        b * block, min(b * block + block, n), best, arg)
                 b = b + 1 if direction == 0 else b - 1
         best_i[j] = arg
         best_v[j] = best
@@ -185,7 +186,7 @@ class LinePricer:
         self.block_lo = self.coord[self.order[first]]
         self.block_hi = self.coord[self.order[last]]
         self.threads = max(1, int(threads))
-        self._pool: ThreadPoolExecutor | None = None
+        self._chunks = InputChunks(self.threads, "sppm-pricing")
 
     @staticmethod
     def supports(distortion: object) -> bool:
@@ -214,18 +215,8 @@ class LinePricer:
                         self.block, self.kind, *tables, self.block_lo, self.block_hi, lo, hi,
                         best_i, best_v)
 
-        if self.threads == 1 or n < self.min_parallel:
-            run(0, n)
-        else:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="sppm-pricing")
-            # interleaved chunks: the work per input varies along the line
-            cuts = np.linspace(0, n, 8 * self.threads + 1).astype(int)
-            for f in [self._pool.submit(run, a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]:
-                f.result()
+        self._chunks.run(run, n, self.min_parallel)
         return best_i, best_v
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        self._chunks.close()
