@@ -27,8 +27,9 @@ class SPPM(pb.MappingMechanism):
     tol : stop once the certified gap ``gap_bits`` is below this (bits).
     lp_backend : LP backend plugin for the restricted master (``privbench plugins``);
         default ``mckp``, the exact multiple-choice-knapsack solve (no LP solver needed).
-    variant : ``classic`` (default: the paper's Algorithm 1) or ``pairwise`` (pairwise
-        FW with corrective steps among kept vertices).
+    variant : ``classic`` (default: the paper's Algorithm 1; fewest iterations to ~1e-3
+        bits) or ``pairwise`` (pairwise FW with corrective steps among kept vertices;
+        better below that). For gaps far below 1e-3 bits use ``mode="optimal"``.
     corrective_steps : pairwise steps among kept vertices after each LP step.
     neighbours : K, the nearest outputs priced every round; the rest is priced
         exactly through bounds and distortion balls when needed.
