@@ -133,6 +133,7 @@ def test_budget_zero_keeps_identity() -> None:
     ({"prune_after": -1}, "prune_after"),
     ({"threads": 1.5}, "threads"),
     ({"polish_rounds": 0}, "polish_rounds"),
+    ({"rounds": -1}, "rounds"),
     ({"lp_backend": "no_such_backend"}, "no_such_backend"),
 ])
 def test_bad_parameters_are_named(params: dict, match: str) -> None:
@@ -246,7 +247,7 @@ def test_pruning_keeps_the_certified_result() -> None:
 def test_capped_rounds_give_a_certified_answer(lp_backend: str) -> None:
     problem = pb.load_dataset("random", n=30, n_private=2, seed=8, distortion="sq_l2")
     delta = 0.2 * perfect_privacy_budget(problem)
-    full = pb.get_mechanism("sppm", tol=1e-5, iterations=2000, lp_backend=lp_backend)
+    full = pb.get_mechanism("sppm", tol=1e-5, iterations=2000, lp_backend=lp_backend, rounds=0)
     res = full.solve(problem, delta)
     from privbench.plugins.mechanisms._sppm.frank_wolfe import solve_sppm
     capped = solve_sppm(problem, delta, pb.get_lp_backend(lp_backend), iterations=2000, tol=1e-5,

@@ -49,6 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="optimal mode: gap (bits) at which the restricted solves take over")
     p.add_argument("--threads", type=int, default=0, help="pricing threads (0 = all cores)")
     p.add_argument("--prune-after", type=int, default=10, help="sppm prune_after")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="sppm rounds: master solves per FW iteration (0 = until none prices out)")
     p.add_argument("--neighbours", type=int, default=128, help="pricing neighbour lists size")
     p.add_argument("--targets", action="store_true",
                    help="check each run against the time / gap / memory targets")
@@ -93,7 +95,7 @@ def bench_one(label: str, problem: Any, delta: float, backend: str, args: argpar
               target: tuple[float, float | None] | None) -> dict[str, Any]:
     mech = get_mechanism("sppm", lp_backend=backend, tol=args.tol, iterations=args.iterations,
                          variant=args.variant, neighbours=args.neighbours, mode=args.mode,
-                         threads=args.threads, prune_after=args.prune_after,
+                         threads=args.threads, prune_after=args.prune_after, rounds=args.rounds,
                          handover=args.handover)
     with ResourceMeter() as meter:
         res = mech.solve(problem, delta)

@@ -35,6 +35,10 @@ class SPPM(pb.MappingMechanism):
         exactly through bounds and distortion balls when needed.
     exact_every : price all n² pairs at least every this many iterations (on a line,
         1-D feature distortions, every round is exact anyway).
+    rounds : master solves per Frank-Wolfe iteration (1, the default: pairs that price
+        out join V for the next iteration, one pricing per iteration; 0 = until nothing
+        prices out, the paper's Algorithm 2, an exact linear step). Either way the gap is
+        certified by exact pricing.
     prune_after : drop pairs unused (zero in the iterate and in the LP solutions) for
         this many iterations from the master; 0 keeps every pair.
     threads : threads for pricing (0 = every core this process may use).
@@ -58,7 +62,7 @@ class SPPM(pb.MappingMechanism):
 
     def __init__(self, iterations: int = 100, tol: float = 1e-4, lp_backend: str = "mckp",
                  variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
-                 exact_every: int = 10, prune_after: int = 10, threads: int = 0,
+                 exact_every: int = 10, rounds: int = 1, prune_after: int = 10, threads: int = 0,
                  mode: str = "frank-wolfe", polish_rounds: int = 20, handover: float = 1e-3,
                  x0: object = None) -> None:
         self.iterations = iterations
@@ -68,6 +72,7 @@ class SPPM(pb.MappingMechanism):
         self.corrective_steps = corrective_steps
         self.neighbours = neighbours
         self.exact_every = exact_every
+        self.rounds = rounds
         self.prune_after = prune_after
         self.threads = threads
         self.mode = mode
@@ -96,7 +101,7 @@ class SPPM(pb.MappingMechanism):
                 or isinstance(self.exact_every, bool) or self.exact_every < 1:
             raise pb.ValidationError(f"sppm: exact_every must be an integer >= 1; got "
                                      f"{self.exact_every!r}")
-        for name, low in (("neighbours", 1), ("prune_after", 0), ("threads", 0),
+        for name, low in (("neighbours", 1), ("rounds", 0), ("prune_after", 0), ("threads", 0),
                           ("polish_rounds", 1)):
             value = getattr(self, name)
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
@@ -114,7 +119,8 @@ class SPPM(pb.MappingMechanism):
                          tol=float(self.tol), variant=str(self.variant),
                          corrective_steps=int(self.corrective_steps),
                          neighbours=int(self.neighbours),
-                         exact_every=int(self.exact_every), prune_after=int(self.prune_after),
+                         exact_every=int(self.exact_every), rounds=int(self.rounds),
+                         prune_after=int(self.prune_after),
                          threads=int(self.threads), mode=str(self.mode),
                          polish_rounds=int(self.polish_rounds),
                          handover=float(self.handover), x0=self.x0)

@@ -316,7 +316,7 @@ def _corrective_steps(atoms: AtomSet, x: np.ndarray, Q: np.ndarray, p_a: np.ndar
 def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                iterations: int = 100, tol: float = 1e-4, eta: float = POSTERIOR_FLOOR,
                variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
-               exact_every: int = 10, rounds: int = 0, prune_after: int = 0,
+               exact_every: int = 10, rounds: int = 1, prune_after: int = 0,
                threads: int = 0, mode: str = "frank-wolfe", polish_rounds: int = 20,
                handover: float = 1e-3,
                x0: Any = None,
