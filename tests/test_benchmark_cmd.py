@@ -61,3 +61,15 @@ def test_benchmark_exact_solver_and_scaling_figure(tmp_path) -> None:
     m4 = next(r for r in sppm if r["n"] == 16)
     assert m4["mi_bits"] - m4["gap_bits"] - 1e-6 <= exact[0]["mi_bits"] <= m4["mi_bits"] + 1e-6
     assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--dataset", "synthetic:m=4"], "--dataset needs --delta"),
+    (["--m", "4", "--mode", "fast"], "mode must be one of"),
+    (["--m", "4", "--lp-backend", "nope"], "unknown lp_backend 'nope'"),
+])
+def test_benchmark_bad_options_fail_before_running(args: list[str], message: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "privbench.cli", "benchmark", "sppm", *args],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and message in out.stderr
+    assert "time_s" not in out.stdout  # no table was started

@@ -134,6 +134,7 @@ def test_budget_zero_keeps_identity() -> None:
     ({"threads": 1.5}, "threads"),
     ({"polish_rounds": 0}, "polish_rounds"),
     ({"rounds": -1}, "rounds"),
+    ({"handover": -1.0}, "handover"),
     ({"lp_backend": "no_such_backend"}, "no_such_backend"),
 ])
 def test_bad_parameters_are_named(params: dict, match: str) -> None:

@@ -91,12 +91,19 @@ def _spec(text: str) -> tuple[str, dict[str, Any]]:
     return name, params
 
 
-def bench_one(label: str, problem: Any, delta: float, backend: str, args: argparse.Namespace,
-              target: tuple[float, float | None] | None) -> dict[str, Any]:
+def sppm_for(backend: str, args: argparse.Namespace) -> Any:
+    """The sppm mechanism with the command's options, its parameters already checked."""
     mech = get_mechanism("sppm", lp_backend=backend, tol=args.tol, iterations=args.iterations,
                          variant=args.variant, neighbours=args.neighbours, mode=args.mode,
                          threads=args.threads, prune_after=args.prune_after, rounds=args.rounds,
                          handover=args.handover)
+    mech._check_params()
+    return mech
+
+
+def bench_one(label: str, problem: Any, delta: float, backend: str, args: argparse.Namespace,
+              target: tuple[float, float | None] | None) -> dict[str, Any]:
+    mech = sppm_for(backend, args)
     with ResourceMeter() as meter:
         res = mech.solve(problem, delta)
     s = res.stats
@@ -124,15 +131,17 @@ def _problems(args: argparse.Namespace):
     for m in ms:
         yield f"synthetic:m={m}", load_dataset("synthetic", m=m), 2.0 ** (m - 8), \
             synthetic_target(m)
-    for text in args.dataset:
-        if args.delta is None:
-            raise SystemExit("privbench benchmark: --dataset needs --delta")
+    for text in args.dataset:  # run() has checked that --delta is given
         name, params = _spec(text)
         yield text, load_dataset(name, **params), args.delta, DATASET_TARGET
 
 
 def run(args: argparse.Namespace) -> int:
     backends = args.lp_backend or ["mckp"]
+    if args.dataset and args.delta is None:
+        raise SystemExit("privbench benchmark: --dataset needs --delta")
+    for backend in backends:  # bad options fail before anything runs
+        sppm_for(backend, args)
     rows: list[dict[str, Any]] = []
     head = (f"{'problem':>22} {'n':>6} {'delta':>6} {'backend':>8} {'time_s':>8} {'iters':>6} "
             f"{'gap_bits':>9} {'mi_bits':>8} {'peak_MB':>8} {'|V|':>7} {'pricing':>8} "
