@@ -190,3 +190,18 @@ def test_neighbour_pricing_is_the_minimum_over_each_list() -> None:
                 want = np.take_along_axis(V.T, nb.idx, axis=1).min(axis=1)
                 np.testing.assert_allclose(v, want, rtol=1e-12, atol=1e-15)
                 np.testing.assert_allclose(V[i, np.arange(n)], v, rtol=1e-12, atol=1e-15)
+
+
+def test_constant_mapping_costs_closed_form_matches_blocks() -> None:
+    """E[d] of each constant mapping: the O(n k) squared-l2 identity equals the block sums."""
+    from privbench.plugins.mechanisms._sppm.frank_wolfe import _row_budget_costs
+
+    rng = np.random.default_rng(4)
+    points = rng.normal(size=(60, 3)) * 100 + 5e3  # far from 0: cancellation would show
+    base = pb.load_dataset("random", n=60, n_private=2, seed=4, distortion="sq_l2")
+    prob = pb.PrivacyProblem.from_arrays(joint=base.joint,
+                                         distortion=pb.FeatureDistortion(points, "sq_l2"))
+    exact = prob.distortion.to_dense() @ prob.p_b
+    np.testing.assert_allclose(_row_budget_costs(prob), exact, rtol=1e-12)
+    np.testing.assert_allclose(_row_budget_costs(prob, np.array([7, 3])), exact[[7, 3]],
+                               rtol=1e-15)
