@@ -454,7 +454,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
             steps += 1
         if mode == "optimal" and trace_gap[-1] >= tol and best_lb > 0:
             x, best_lb, stop = _polish_rounds(V, x, best_lb, delta, eta, tol, polish_rounds,
-                                              polish_log, trace_f, trace_gap, stop)
+                                              polish_log, trace_f, trace_gap)
     finally:
         V.close()
 
@@ -514,7 +514,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
 
 def _polish_rounds(V: ActiveSet, x: np.ndarray, best_lb: float, delta: float, eta: float,
                    tol: float, rounds: int, log: list[dict], trace_f: list[float],
-                   trace_gap: list[float], stop: str) -> tuple[np.ndarray, float, str]:
+                   trace_gap: list[float]) -> tuple[np.ndarray, float, str]:
     """SPPM's ``optimal`` mode: exact solves on V alternated with exact pricing (:mod:`.polish`).
 
     Each round solves problem (1) on V and repairs the point to exact feasibility, as
