@@ -42,6 +42,7 @@ from .linesearch import exact_line_search
 from .perfect import perfect_privacy_mapping
 from .polish import polish
 from .pricing import BLOCK_ENTRIES, Balls, Neighbours, price_exact, price_neighbours
+from .smoothed_dual import DualRound, dual_rounds
 
 LN2 = math.log(2.0)
 #: a pair enters the master when its reduced cost is below -RC_TOL (LP dual tolerance)
@@ -148,7 +149,7 @@ def available_cores() -> int:
 
 
 VARIANTS = ("classic", "pairwise")
-MODES = ("frank-wolfe", "optimal")
+MODES = ("frank-wolfe", "optimal", "dual")
 #: mapping entries below this are solver dust: the optimal mode also tries them at zero
 POLISH_CLEAN = 1e-9
 #: the optimal mode's solver settings, in order (tight tolerances first)
@@ -240,8 +241,7 @@ class ActiveSet:
             lam = min(float(sol.budget_dual), 0.0)
             t = time.perf_counter()
             if self.line is not None:
-                best_i, best_v = self.line.price(L, P, problem.p_b, lam, empty, empty_cost)
-                self.full_scans += self.n
+                best_i, best_v = self.price_all(L, lam, empty, empty_cost)
                 certified = True
                 fresh, new_keys, cand = self._fresh(best_i, best_v, sol.simplex_duals)
             else:
@@ -266,6 +266,20 @@ class ActiveSet:
                 x = np.concatenate([sol.x, np.zeros(self.rows.size - sol.x.size)])
                 return LinearStep(replace(sol, x=x), lam, best_v, added, certified,
                                   complete=False)
+
+    def price_all(self, L: np.ndarray, lam: float, empty: np.ndarray | None = None,
+                  empty_cost: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Exact (argmin_i, min_i) of c_ij - λ a_ij over all n outputs, for every input j."""
+        problem = self.problem
+        if empty is None:
+            empty = np.zeros(self.n, dtype=bool)
+        if self.line is not None:
+            self.full_scans += self.n
+            return self.line.price(L, problem.joint, problem.p_b, lam, empty, empty_cost)
+        best_i, best_v, scanned = price_exact(L, problem.joint, problem.p_b, problem.distortion,
+                                              self.nb, lam, empty, empty_cost, None, self.balls)
+        self.full_scans += scanned
+        return best_i, best_v
 
     def close(self) -> None:
         self.backend.close()
@@ -330,7 +344,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
                exact_every: int = 10, rounds: int = 1, prune_after: int = 0,
                threads: int = 0, mode: str = "frank-wolfe", polish_rounds: int = 20,
-               handover: float = 1e-3,
+               handover: float = 1e-3, warmup: int = 50,
                x0: Any = None,
                on_iteration: Callable[[dict[str, Any]], None] | None = None) -> SPPMOutcome:
     """Run SPPM; stop after ``iterations`` steps or once the certified gap < ``tol`` bits.
@@ -353,8 +367,11 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         raise ValidationError(f"sppm: variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
     if mode not in MODES:
         raise ValidationError(f"sppm: mode must be one of {', '.join(MODES)}; got {mode!r}")
-    # the optimal mode hands over to exact restricted solves once FW has found the support
+    # the optimal mode hands over to exact restricted solves once FW has found the support;
+    # the dual mode after ``warmup`` iterations (FW only gathers pairs for V there)
     fw_tol = max(tol, handover) if mode == "optimal" else tol
+    if mode == "dual":
+        iterations = min(iterations, warmup)
     n = problem.n
     P = problem.joint
     p_a = problem.p_a
@@ -455,6 +472,9 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         if mode == "optimal" and trace_gap[-1] >= tol and best_lb > 0:
             x, best_lb, stop = _polish_rounds(V, x, best_lb, delta, eta, tol, polish_rounds,
                                               polish_log, trace_f, trace_gap)
+        if mode == "dual" and trace_gap[-1] >= tol:
+            x, best_lb, stop = _dual_phase(V, x, lam, best_lb, delta, tol, polish_rounds,
+                                           polish_log, trace_f, trace_gap)
     finally:
         V.close()
 
@@ -510,6 +530,47 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
         "gap_trace_bits": trace_gap,
     }
     return SPPMOutcome(V.rows, V.cols, x, stats)
+
+
+def _dual_phase(V: ActiveSet, x: np.ndarray, lam: float, best_lb: float, delta: float,
+                tol: float, rounds: int, log: list[dict], trace_f: list[float],
+                trace_gap: list[float]) -> tuple[np.ndarray, float, str]:
+    """SPPM's ``dual`` mode after the Frank-Wolfe warm-up (:mod:`.smoothed_dual`).
+
+    V takes the dual phase's pairs, reordered so that X0's pairs stay first (the budget
+    repair of the epilogue mixes with X0 there).
+    """
+    t = time.perf_counter()
+    priced = 0.0
+
+    def price(L: np.ndarray, lam_: float) -> tuple[np.ndarray, np.ndarray]:
+        nonlocal priced
+        t_price = time.perf_counter()
+        out = V.price_all(L, lam_)
+        priced += time.perf_counter() - t_price
+        return out
+
+    def on_round(record: DualRound) -> None:
+        trace_f.append(record.upper_bits)
+        trace_gap.append(max(record.upper_bits - max(record.lower_bits, best_lb / LN2), 0.0))
+
+    rows, cols, xd, lb, stop = dual_rounds(V.problem, delta, V.rows, V.cols, x, -lam, price,
+                                           tol, rounds, log, on_round)
+    n = V.n
+    x0_keys = V.rows[: V.x_start.size] * n + V.cols[: V.x_start.size]
+    first = np.isin(rows * n + cols, x0_keys)
+    order = np.concatenate([np.flatnonzero(first), np.flatnonzero(~first)])
+    # X0's pairs in their original order, then the rest
+    lead = order[: int(first.sum())]
+    pos = dict(zip((rows[lead] * n + cols[lead]).tolist(), lead.tolist(), strict=True))
+    order[: lead.size] = [pos[k] for k in x0_keys.tolist()]
+    V.rows, V.cols, xd = rows[order], cols[order], xd[order]
+    V.a = V.problem.p_b[V.cols] * V.problem.distortion.pairs(V.rows, V.cols)
+    V.timers["pricing"] += priced
+    V.timers["polish"] += time.perf_counter() - t - priced
+    best_lb = max(best_lb, lb)
+    trace_gap[-1] = max(trace_f[-1] - best_lb / LN2, 0.0) if trace_f else trace_gap[-1]
+    return xd, best_lb, stop
 
 
 def _polish_rounds(V: ActiveSet, x: np.ndarray, best_lb: float, delta: float, eta: float,

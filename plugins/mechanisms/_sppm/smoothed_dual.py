@@ -1,0 +1,353 @@
+"""SPPM's ``dual`` mode: ascent on the decoder (the dual of problem (1)), with exact pricing.
+
+Every decoder r and every ν >= 0 bound the optimum from below (:mod:`.leakage`):
+
+    LB(r, ν) = -ν Δ + Σ_j min_i [c^r_ij + ν a_ij]      (min over all n outputs)
+
+and max over (r, ν) of LB is the optimum itself (Lagrangian duality with
+I(X) = max_r Σ X c^r, Sion's minimax theorem). Frank-Wolfe only ever evaluates LB at the
+posterior of its iterate, which on census-like data (thousands of rare, pure profiles)
+stays a weak decoder for thousands of iterations. Here the decoder is optimised directly:
+
+* restricted to the active pairs V and smoothed (min -> soft-min at temperature τ), the
+  dual is smooth and concave in (logits of r, log ν); L-BFGS maximises it at decreasing τ;
+* its soft assignments are a primal point (the minimiser of I + τ · negative entropy on V),
+  made to meet the budget exactly by a 1-D search on ν: the upper bound;
+* exact pricing over all n² pairs at the dual point gives the certified lower bound; the
+  inputs whose minimum lies outside V get their violating pairs added (a dense scan of
+  those inputs only, at most ``CAP`` pairs each, the most violating), and the rounds
+  repeat until the gap is below ``tol``.
+
+A soft-min over V is not a lower bound by itself; only the exact-priced LB is reported.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+import scipy.optimize as so
+
+from privbench import PrivacyProblem
+
+from .leakage import leakage_nats, output_joint
+from .pricing import BLOCK_ENTRIES
+
+LN2 = math.log(2.0)
+#: most pairs one input adds to V per round (its most violating outputs)
+CAP = 50
+#: the temperatures of the first round (nats per unit of input mass); later rounds start
+#: at ``TAUS[LATER_START]`` and every round ends at the floor chosen from ``tol``
+TAUS = (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5)
+LATER_START = 2
+#: rounds stay at the coarse temperatures (``TAUS[:LATER_START]``) while they add more than
+#: this fraction of n pairs to V
+COARSE_EXIT = 0.02
+#: primal points are only taken at temperatures at least this (below, soft assignments
+#: are nearly hard and the budget search makes them worse, not better)
+PRIMAL_MIN_TAU = 1e-4
+#: decoder logits are kept in [-LOGIT_BOUND, LOGIT_BOUND] (r >= ~1e-13: finite costs)
+LOGIT_BOUND = 30.0
+#: a pair joins V when it beats the input's minimum over V by more than this (nats)
+VIOLATION = 1e-12
+
+
+#: soft-min terms below e^-CUTOFF of the largest are dropped (no denormals, no work)
+CUTOFF = 60.0
+
+
+@numba.njit(cache=True)
+def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w):  # pragma: no cover - compiled
+    """Σ_j p_j softmin_τ over input j's pairs of ĉ_ij = Σ_a S[j,a] L[i,a] + ν d_ij.
+
+    Pairs are sorted by input (``starts``); arrays are (n, k) for locality. Fills ``w``
+    with the soft assignment times p_j, adds its gradient with respect to L into ``GT``,
+    and returns (value, E[d]). Terms below e^-CUTOFF of the largest count as 0.
+    """
+    k = LT.shape[1]
+    value = 0.0
+    used = 0.0
+    inv = 1.0 / tau
+    for j in range(starts.size - 1):
+        lo, hi = starts[j], starts[j + 1]
+        if lo == hi:
+            continue
+        m = np.inf
+        for t in range(lo, hi):
+            c = nu * d[t]
+            i = rows[t]
+            for a in range(k):
+                c += ST[j, a] * LT[i, a]
+            w[t] = c
+            if c < m:
+                m = c
+        z = 0.0
+        for t in range(lo, hi):
+            x = (m - w[t]) * inv
+            e = math.exp(x) if x > -CUTOFF else 0.0
+            w[t] = e
+            z += e
+        value += p_b[j] * (m - tau * math.log(z))
+        scale = p_b[j] / z
+        for t in range(lo, hi):
+            wt = w[t] * scale
+            w[t] = wt
+            if wt == 0.0:
+                continue
+            used += wt * d[t]
+            i = rows[t]
+            for a in range(k):
+                GT[i, a] += wt * ST[j, a]
+    return value, used
+
+
+@numba.njit(cache=True)
+def _minima(LT, ST, p_b, rows, d, starts, nu):  # pragma: no cover - compiled
+    """min over input j's pairs of p_j (Σ_a S[j,a] L[i,a] + ν d_ij): V's side of pricing."""
+    k = LT.shape[1]
+    out = np.empty(starts.size - 1)
+    for j in range(starts.size - 1):
+        m = np.inf
+        for t in range(starts[j], starts[j + 1]):
+            c = nu * d[t]
+            i = rows[t]
+            for a in range(k):
+                c += ST[j, a] * LT[i, a]
+            if c < m:
+                m = c
+        out[j] = p_b[j] * m
+    return out
+
+
+def log_softmax(theta: np.ndarray) -> np.ndarray:
+    """log r for the free logits θ ((k-1) x n; the last private value's logit is 0)."""
+    full = np.vstack([theta, np.zeros((1, theta.shape[1]))])
+    top = full.max(axis=0)
+    return full - (top + np.log(np.exp(full - top).sum(axis=0)))
+
+
+@dataclass
+class DualRound:
+    """One round: V's size, the bounds (bits), the pairs added, the seconds it took."""
+
+    pairs: int
+    lower_bits: float
+    upper_bits: float
+    added: int
+    evaluations: int
+    time_s: float
+
+    def as_dict(self) -> dict:
+        return {"pairs": self.pairs, "lower_bound_bits": self.lower_bits,
+                "objective_bits": self.upper_bits, "gap_bits": self.upper_bits - self.lower_bits,
+                "pairs_added": self.added, "evaluations": self.evaluations,
+                "time_s": self.time_s}
+
+
+@dataclass
+class RestrictedDual:
+    """The smoothed dual on the pairs V (rows = outputs, cols = inputs), sorted by input."""
+
+    problem: PrivacyProblem
+    delta: float
+    rows: np.ndarray
+    cols: np.ndarray
+    d: np.ndarray = field(init=False)
+    starts: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        p = self.problem
+        self.live = np.flatnonzero(p.p_a > 0)
+        self.log_p = np.log(p.p_a[self.live])[:, None]
+        safe = np.where(p.p_b > 0, p.p_b, 1.0)
+        self.S = p.joint[self.live] / safe[None, :]
+        self.ST = np.ascontiguousarray(self.S.T)
+        self.p_b = np.ascontiguousarray(p.p_b, dtype=np.float64)
+        self._sort(self.rows, self.cols)
+
+    def _sort(self, rows: np.ndarray, cols: np.ndarray) -> None:
+        order = np.lexsort((rows, cols))
+        self.rows = np.ascontiguousarray(rows[order], dtype=np.int64)
+        self.cols = np.ascontiguousarray(cols[order], dtype=np.int64)
+        self.d = np.ascontiguousarray(
+            self.problem.distortion.pairs(self.rows, self.cols), dtype=np.float64)
+        self.starts = np.searchsorted(self.cols, np.arange(self.problem.n + 1))
+        self.keys = set((self.rows * self.problem.n + self.cols).tolist())
+        self.w = np.empty(self.rows.size)
+
+    def add(self, rows: np.ndarray, cols: np.ndarray) -> None:
+        self._sort(np.concatenate([self.rows, rows]), np.concatenate([self.cols, cols]))
+
+    def L_of(self, theta: np.ndarray) -> np.ndarray:
+        """L[a, i] = log(r(a | i) / p(a)) over the live private values."""
+        return np.ascontiguousarray(log_softmax(theta) - self.log_p)
+
+    def full_L(self, theta: np.ndarray) -> np.ndarray:
+        """L over every private value (0 where p(a) = 0), as the pricers take it."""
+        L = np.zeros((self.problem.p_a.size, self.problem.n))
+        L[self.live] = self.L_of(theta)
+        return L
+
+    def evaluate(self, theta: np.ndarray, nu: float, tau: float
+                 ) -> tuple[float, np.ndarray, float]:
+        """(smoothed dual value, its gradient in L, E[d] of the soft assignment)."""
+        LT = np.ascontiguousarray(self.L_of(theta).T)
+        GT = np.zeros_like(LT)
+        value, used = _soft_pass(LT, self.ST, self.p_b, self.rows, self.d, self.starts,
+                                 nu, tau, GT, self.w)
+        return value - nu * self.delta, GT.T, used
+
+    def objective(self, par: np.ndarray, tau: float) -> tuple[float, np.ndarray]:
+        """-value and -gradient in (θ, log ν), for L-BFGS."""
+        theta = par[:-1].reshape(self.live.size - 1, -1)
+        nu = math.exp(par[-1])
+        value, G, used = self.evaluate(theta, nu, tau)
+        r = np.exp(log_softmax(theta))
+        g_theta = (G - r * G.sum(axis=0))[:-1]  # chain rule through the softmax
+        g_nu = (used - self.delta) * nu
+        return -value, -np.concatenate([g_theta.ravel(), [g_nu]])
+
+    def soft_mapping(self, theta: np.ndarray, nu: float, tau: float) -> tuple[np.ndarray, float]:
+        """The soft assignment on V as mapping values x (columns sum to one), and its E[d]."""
+        _, _, used = self.evaluate(theta, nu, tau)
+        x = self.w / self.p_b[self.cols]
+        return x / np.bincount(self.cols, weights=x, minlength=self.problem.n)[self.cols], used
+
+    def primal(self, theta: np.ndarray, nu: float, tau: float) -> tuple[float, np.ndarray]:
+        """(I in nats, x) of the soft assignment at the ν that spends exactly Δ (or less)."""
+        def excess(log_nu: float) -> float:
+            return self.soft_mapping(theta, math.exp(log_nu), tau)[1] - self.delta
+
+        log_nu = math.log(nu)
+        if excess(log_nu) > 0:
+            hi = log_nu + 1.0
+            while excess(hi) > 0 and hi < log_nu + 60:
+                hi += 5.0
+            lo = log_nu
+            while excess(lo) <= 0 and lo > log_nu - 60:
+                lo -= 5.0
+            log_nu = so.brentq(excess, lo, hi, xtol=1e-12) if excess(lo) > 0 else lo
+            if excess(log_nu) > 0:
+                log_nu = hi
+        x, used = self.soft_mapping(theta, math.exp(log_nu), tau)
+        a = self.p_b[self.cols] * self.d
+        if float(a @ x) > self.delta:
+            return math.inf, x
+        p = self.problem
+        return leakage_nats(output_joint(p.joint, self.rows, self.cols, x, p.n), p.p_a), x
+
+    def minima(self, L_live: np.ndarray, nu: float) -> np.ndarray:
+        return _minima(np.ascontiguousarray(L_live.T), self.ST, self.p_b, self.rows, self.d,
+                       self.starts, nu)
+
+    def violators(self, L: np.ndarray, nu: float, inputs: np.ndarray, v_min: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs (i, j), j in ``inputs``, with cost below j's minimum over V, not in V.
+
+        A dense scan of those inputs' columns (in blocks), at most ``CAP`` per input.
+        """
+        p = self.problem
+        n = p.n
+        out_r: list[np.ndarray] = []
+        out_c: list[np.ndarray] = []
+        step = max(1, BLOCK_ENTRIES // max(n, 1))
+        outputs = np.arange(n)
+        for s in range(0, inputs.size, step):
+            J = inputs[s: s + step]
+            C = L.T @ p.joint[:, J] + nu * p.distortion.block(outputs, J) * p.p_b[J][None, :]
+            for k, j in enumerate(J.tolist()):
+                ii = np.flatnonzero(C[:, k] < v_min[j] - VIOLATION)
+                if ii.size > CAP:
+                    ii = ii[np.argpartition(C[ii, k], CAP)[:CAP]]
+                ii = np.array([i for i in ii.tolist() if i * n + j not in self.keys],
+                              dtype=np.int64)
+                out_r.append(ii)
+                out_c.append(np.full(ii.size, j, dtype=np.int64))
+        if not out_r:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        return np.concatenate(out_r), np.concatenate(out_c)
+
+
+def dual_rounds(problem: PrivacyProblem, delta: float, rows: np.ndarray, cols: np.ndarray,
+                x: np.ndarray, nu: float, price: Callable[[np.ndarray, float],
+                                                          tuple[np.ndarray, np.ndarray]],
+                tol: float, rounds: int, log: list[dict],
+                on_round: Callable[[DualRound], None] | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, str]:
+    """Rounds of smoothed dual ascent on V and exact pricing, from the mapping (rows, cols, x).
+
+    ``price(L, λ)`` is exact pricing over all n outputs (λ = -ν <= 0), returning the
+    (argmin, min) per input of c_ij - λ a_ij. Returns the pairs, the best mapping on them,
+    the best certified lower bound (nats) and why it stopped.
+    """
+    n, live = problem.n, problem.p_a > 0
+    dual = RestrictedDual(problem, delta, rows, cols)
+    # start from the posterior of x; outputs without mass from their own input's posterior
+    Q = output_joint(problem.joint, rows, cols, x, n)[live]
+    q = Q.sum(axis=0)
+    post = np.where(q > 0, Q / np.where(q > 0, q, 1.0), dual.S)
+    log_post = np.log(np.clip(post, 1e-13, 1.0))
+    theta = np.clip(log_post[:-1] - log_post[-1], -LOGIT_BOUND, LOGIT_BOUND)
+    log_nu = math.log(max(nu, 1e-8))
+    best_ub = leakage_nats(output_joint(problem.joint, rows, cols, x, n), problem.p_a)
+    best = (dual.rows.copy(), dual.cols.copy(), _align(rows, cols, x, dual, n))
+    best_lb = -math.inf
+    floor = min(TAUS[-1], tol * LN2 / 30)
+    taus = [t for t in TAUS if t > floor] + [floor]
+    stop = "dual mode: rounds exhausted"
+    coarse = True
+    for rnd in range(rounds):
+        t0 = time.perf_counter()
+        evaluations = 0
+        par = np.concatenate([theta.ravel(), [log_nu]])
+        bounds = [(-LOGIT_BOUND, LOGIT_BOUND)] * theta.size + [(-25.0, 10.0)]
+        if coarse:  # V is still growing fast: no need for a sharp dual yet
+            stages = taus[:LATER_START] if rnd == 0 else taus[LATER_START - 1: LATER_START]
+        else:
+            stages = taus[LATER_START:]
+        for tau in stages:
+            res = so.minimize(dual.objective, par, args=(tau,), jac=True, method="L-BFGS-B",
+                              bounds=bounds, options={"maxiter": 3000})
+            par = res.x
+            evaluations += int(res.nfev)
+            if tau >= PRIMAL_MIN_TAU or tau == taus[-1]:
+                ub, xs = dual.primal(par[:-1].reshape(theta.shape), math.exp(par[-1]), tau)
+                if ub < best_ub:
+                    best_ub, best = ub, (dual.rows.copy(), dual.cols.copy(), xs)
+        theta, log_nu = par[:-1].reshape(theta.shape), par[-1]
+        nu = math.exp(log_nu)
+        L = dual.full_L(theta)
+        best_i, best_v = price(L, -nu)
+        best_lb = max(best_lb, float(best_v.sum()) - nu * delta)
+        v_min = dual.minima(dual.L_of(theta), nu)
+        inputs = np.flatnonzero(best_v < v_min - VIOLATION)
+        new_r, new_c = dual.violators(L, nu, inputs, v_min)
+        if new_r.size:
+            dual.add(new_r, new_c)
+        record = DualRound(dual.rows.size, best_lb / LN2, best_ub / LN2, int(new_r.size),
+                           evaluations, time.perf_counter() - t0)
+        log.append(record.as_dict())
+        if on_round is not None:
+            on_round(record)
+        if (best_ub - best_lb) / LN2 < tol:
+            stop = "tolerance (dual mode)"
+            break
+        if coarse and new_r.size <= COARSE_EXIT * n:
+            coarse = False
+            continue
+        if new_r.size == 0:  # V holds the support: sharpen the smoothing instead
+            floor /= 3.0
+            taus = taus + [floor]
+    rows_b, cols_b, x_b = best
+    return rows_b, cols_b, x_b, best_lb, stop
+
+
+def _align(rows: np.ndarray, cols: np.ndarray, x: np.ndarray, dual: RestrictedDual,
+           n: int) -> np.ndarray:
+    """x on (rows, cols) re-indexed to the dual's sorted pairs (same pair set)."""
+    lookup = dict(zip((rows * n + cols).tolist(), x.tolist(), strict=True))
+    return np.array([lookup.get(k, 0.0) for k in (dual.rows * n + dual.cols).tolist()])
