@@ -48,6 +48,18 @@ def test_benchmark_targets_and_datasets() -> None:
     assert code == 1 and not lines[0]["met"]  # three iterations cannot certify 1e-9 bits
 
 
+def test_benchmark_dual_mode_on_a_dataset() -> None:
+    """--mode dual --warmup N: the dual rounds certify the gap; the record says which mode."""
+    code, lines = bench("--dataset", "random:n=60,distortion=hamming,seed=3", "--delta", "0.3",
+                        "--mode", "dual", "--warmup", "5", "--tol", "1e-4", "--targets")
+    runs = [r for r in lines if "lp_backend" in r]
+    assert code == 0 and len(runs) == 1
+    run = runs[0]
+    assert run["mode"] == "dual" and run["met"] and run["gap_bits"] <= 1e-4
+    assert run["iterations"] <= 5 and run["time_polish_s"] > 0  # FW warm-up, then dual rounds
+    assert run["stop_reason"] == "tolerance (dual mode)"
+
+
 def test_benchmark_exact_solver_and_scaling_figure(tmp_path) -> None:
     pytest.importorskip("matplotlib")
     pytest.importorskip("cvxpy")
@@ -66,6 +78,7 @@ def test_benchmark_exact_solver_and_scaling_figure(tmp_path) -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["--dataset", "synthetic:m=4"], "--dataset needs --delta"),
     (["--m", "4", "--mode", "fast"], "mode must be one of"),
+    (["--m", "4", "--mode", "dual", "--warmup", "-2"], "warmup must be an integer >= 0"),
     (["--m", "4", "--lp-backend", "nope"], "unknown lp_backend 'nope'"),
 ])
 def test_benchmark_bad_options_fail_before_running(args: list[str], message: str) -> None:

@@ -44,9 +44,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tol", type=float, default=1e-3, help="certified gap target in bits")
     p.add_argument("--iterations", type=int, default=5000, help="Frank-Wolfe iteration cap")
     p.add_argument("--variant", default="classic", help="classic (default) or pairwise")
-    p.add_argument("--mode", default="frank-wolfe", help="frank-wolfe (default) or optimal")
+    p.add_argument("--mode", default="frank-wolfe",
+                   help="frank-wolfe (default), optimal or dual (see the sppm docstring)")
     p.add_argument("--handover", type=float, default=1e-3,
                    help="optimal mode: gap (bits) at which the restricted solves take over")
+    p.add_argument("--warmup", type=int, default=100,
+                   help="dual mode: Frank-Wolfe steps before the dual rounds")
     p.add_argument("--threads", type=int, default=0, help="pricing threads (0 = all cores)")
     p.add_argument("--prune-after", type=int, default=10, help="sppm prune_after")
     p.add_argument("--rounds", type=int, default=1,
@@ -76,9 +79,9 @@ def bench_exact(m: int) -> dict[str, Any]:
             "peak_rss_mb": meter.peak_rss_mb, "status": res.stats.get("solver_status")}
 
 
-def warm_up(backend: str) -> None:
+def warm_up(backend: str, mode: str = "frank-wolfe") -> None:
     """Import the backend's solver, start any worker, compile the kernels: not timed."""
-    get_mechanism("sppm", lp_backend=backend, iterations=2).solve(
+    get_mechanism("sppm", lp_backend=backend, iterations=2, mode=mode, tol=1e-9).solve(
         load_dataset("synthetic", m=3), 0.5)
 
 
@@ -96,7 +99,7 @@ def sppm_for(backend: str, args: argparse.Namespace) -> Any:
     mech = get_mechanism("sppm", lp_backend=backend, tol=args.tol, iterations=args.iterations,
                          variant=args.variant, neighbours=args.neighbours, mode=args.mode,
                          threads=args.threads, prune_after=args.prune_after, rounds=args.rounds,
-                         handover=args.handover)
+                         handover=args.handover, warmup=args.warmup)
     mech._check_params()
     return mech
 
@@ -147,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             f"{'gap_bits':>9} {'mi_bits':>8} {'peak_MB':>8} {'|V|':>7} {'pricing':>8} "
             f"{'lp':>7} {'lsearch':>7} {'polish':>7}" + ("  target" if args.targets else ""))
     for backend in backends:
-        warm_up(backend)
+        warm_up(backend, args.mode)
     if not args.json:
         print(head)
     for label, problem, delta, target in _problems(args):

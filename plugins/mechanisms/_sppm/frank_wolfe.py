@@ -344,7 +344,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
                exact_every: int = 10, rounds: int = 1, prune_after: int = 0,
                threads: int = 0, mode: str = "frank-wolfe", polish_rounds: int = 20,
-               handover: float = 1e-3, warmup: int = 50,
+               handover: float = 1e-3, warmup: int = 100,
                x0: Any = None,
                on_iteration: Callable[[dict[str, Any]], None] | None = None) -> SPPMOutcome:
     """Run SPPM; stop after ``iterations`` steps or once the certified gap < ``tol`` bits.
