@@ -117,6 +117,37 @@ def test_census_like_problem_certifies_where_frank_wolfe_alone_does_not() -> Non
     assert dual.stats["lower_bound_bits"] >= fw.stats["lower_bound_bits"]
 
 
+def test_zero_probability_symbols_and_empty_outputs() -> None:
+    """Inputs that never occur get a soft assignment too; unused outputs can be chosen."""
+    rng = np.random.default_rng(3)
+    joint = rng.dirichlet(np.ones(2 * 9)).reshape(2, 9)
+    joint[:, [2, 5]] = 0.0
+    D = rng.random((9, 9))
+    np.fill_diagonal(D, 0.0)
+    D[2, :] = 0.05
+    D[2, 2] = 0.0
+    problem = pb.PrivacyProblem.from_arrays(joint, D)
+    for delta in (0.02, 0.2):
+        res = pb.get_mechanism("sppm", mode="dual", warmup=2, tol=1e-5).solve(problem, delta)
+        mi = check_mapping(problem, res, delta)
+        mi_opt = mutual_information(problem,
+                                    pb.get_mechanism("optimal").solve(problem, delta).mapping)
+        assert res.stats["converged"] and mi <= mi_opt + 1e-5
+        assert res.stats["lower_bound_bits"] <= mi_opt + OPT_TOL
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_real_census_top2000_is_certified(real_data_dir) -> None:
+    """Census with 2,000 profiles: Frank-Wolfe alone needs ~4,000 iterations for 1e-3 bits."""
+    problem = pb.load_dataset("census", top_k=2000, data_dir=str(real_data_dir))
+    res = pb.get_mechanism("sppm", mode="dual", tol=1e-3).solve(problem, 0.5)
+    check_mapping(problem, res, 0.5)
+    assert res.stats["converged"] and res.stats["gap_bits"] < 1e-3
+    assert res.stats["iterations"] <= 100  # the warm-up only
+    assert 0.0 < res.stats["lower_bound_bits"] <= res.stats["objective_bits"]
+
+
 def test_warmup_is_validated() -> None:
     problem = pb.load_dataset("random", n=6, seed=1)
     with pytest.raises(pb.ValidationError, match="warmup"):

@@ -65,8 +65,9 @@ def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w):  # pragma: no cove
     """Σ_j p_j softmin_τ over input j's pairs of ĉ_ij = Σ_a S[j,a] L[i,a] + ν d_ij.
 
     Pairs are sorted by input (``starts``); arrays are (n, k) for locality. Fills ``w``
-    with the soft assignment times p_j, adds its gradient with respect to L into ``GT``,
-    and returns (value, E[d]). Terms below e^-CUTOFF of the largest count as 0.
+    with the soft assignment (each input's entries sum to one), adds the value's gradient
+    with respect to L into ``GT``, and returns (value, E[d]). Terms below e^-CUTOFF of
+    the largest count as 0.
     """
     k = LT.shape[1]
     value = 0.0
@@ -92,10 +93,10 @@ def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w):  # pragma: no cove
             w[t] = e
             z += e
         value += p_b[j] * (m - tau * math.log(z))
-        scale = p_b[j] / z
         for t in range(lo, hi):
-            wt = w[t] * scale
-            w[t] = wt
+            x = w[t] / z
+            w[t] = x
+            wt = x * p_b[j]
             if wt == 0.0:
                 continue
             used += wt * d[t]
@@ -214,7 +215,7 @@ class RestrictedDual:
     def soft_mapping(self, theta: np.ndarray, nu: float, tau: float) -> tuple[np.ndarray, float]:
         """The soft assignment on V as mapping values x (columns sum to one), and its E[d]."""
         _, _, used = self.evaluate(theta, nu, tau)
-        x = self.w / self.p_b[self.cols]
+        x = self.w.copy()
         return x / np.bincount(self.cols, weights=x, minlength=self.problem.n)[self.cols], used
 
     def primal(self, theta: np.ndarray, nu: float, tau: float) -> tuple[float, np.ndarray]:
