@@ -14,7 +14,7 @@ from ._common import Case, load_cases, mechanism, require, skip_unsuitable
 class Solve:
     """``time_solve`` / ``peakmem_solve``: one ``mechanism.solve(problem, Δ)``; smaller is better."""
 
-    params = (["expmec", "optimal", "sppm-highs"],
+    params = (["expmec", "optimal", "sppm-highs", "sppm-dual"],
               ["synthetic-m4", "synthetic-m6", "synthetic-m8", "census", "movielens"])
     param_names = ["mechanism", "dataset"]
     timeout = 600
