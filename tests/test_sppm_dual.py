@@ -117,6 +117,22 @@ def test_census_like_problem_certifies_where_frank_wolfe_alone_does_not() -> Non
     assert dual.stats["lower_bound_bits"] >= fw.stats["lower_bound_bits"]
 
 
+def test_primal_spends_at_most_the_budget() -> None:
+    """The soft assignment is moved to the ν that meets Δ, from either side of it."""
+    problem = pb.load_dataset("random", n=12, n_private=2, seed=7, distortion="hamming")
+    n = problem.n
+    rows, cols = np.divmod(np.arange(n * n), n)
+    delta = 0.2
+    dual = RestrictedDual(problem, delta, rows, cols)
+    theta = np.random.default_rng(5).normal(size=(1, n)) * 3
+    a = problem.p_b[dual.cols] * dual.d
+    for nu in (1e-4, 1e-2, 10.0):
+        mi, x = dual.primal(theta, nu, 1e-2)
+        assert math.isfinite(mi) and float(a @ x) <= delta
+        np.testing.assert_allclose(np.bincount(dual.cols, weights=x, minlength=n), 1.0)
+    assert float(a @ dual.soft_mapping(theta, 1e-4, 1e-2)[0]) > delta  # the search was needed
+
+
 def test_zero_probability_symbols_and_empty_outputs() -> None:
     """Inputs that never occur get a soft assignment too; unused outputs can be chosen."""
     rng = np.random.default_rng(3)

@@ -224,15 +224,14 @@ class RestrictedDual:
             return self.soft_mapping(theta, math.exp(log_nu), tau)[1] - self.delta
 
         log_nu = math.log(nu)
-        if excess(log_nu) > 0:
+        if excess(log_nu) > 0:  # over budget: E[d] falls as ν grows
             hi = log_nu + 1.0
-            while excess(hi) > 0 and hi < log_nu + 60:
+            while excess(hi) > 0:
+                if hi > log_nu + 60.0:  # V cannot meet the budget at this temperature
+                    return math.inf, self.soft_mapping(theta, nu, tau)[0]
                 hi += 5.0
-            lo = log_nu
-            while excess(lo) <= 0 and lo > log_nu - 60:
-                lo -= 5.0
-            log_nu = so.brentq(excess, lo, hi, xtol=1e-12) if excess(lo) > 0 else lo
-            if excess(log_nu) > 0:
+            log_nu = so.brentq(excess, log_nu, hi, xtol=1e-12)
+            if excess(log_nu) > 0:  # the root's rounding side: take the feasible end
                 log_nu = hi
         x, used = self.soft_mapping(theta, math.exp(log_nu), tau)
         a = self.p_b[self.cols] * self.d
