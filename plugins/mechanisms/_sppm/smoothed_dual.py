@@ -196,7 +196,10 @@ class RestrictedDual:
     def evaluate(self, theta: np.ndarray, nu: float, tau: float
                  ) -> tuple[float, np.ndarray, float]:
         """(smoothed dual value, its gradient in L, E[d] of the soft assignment)."""
-        LT = np.ascontiguousarray(self.L_of(theta).T)
+        return self._pass(self.L_of(theta), nu, tau)
+
+    def _pass(self, L: np.ndarray, nu: float, tau: float) -> tuple[float, np.ndarray, float]:
+        LT = np.ascontiguousarray(L.T)
         GT = np.zeros_like(LT)
         value, used = _soft_pass(LT, self.ST, self.p_b, self.rows, self.d, self.starts,
                                  nu, tau, GT, self.w)
@@ -206,8 +209,9 @@ class RestrictedDual:
         """-value and -gradient in (θ, log ν), for L-BFGS."""
         theta = par[:-1].reshape(self.live.size - 1, -1)
         nu = math.exp(par[-1])
-        value, G, used = self.evaluate(theta, nu, tau)
-        r = np.exp(log_softmax(theta))
+        log_r = log_softmax(theta)  # once: the pass and the chain rule both need it
+        value, G, used = self._pass(log_r - self.log_p, nu, tau)
+        r = np.exp(log_r)
         g_theta = (G - r * G.sum(axis=0))[:-1]  # chain rule through the softmax
         g_nu = (used - self.delta) * nu
         return -value, -np.concatenate([g_theta.ravel(), [g_nu]])
