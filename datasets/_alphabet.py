@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from privbench.errors import DataError, ValidationError
-from privbench.metrics import mutual_information_of_joint
+from privbench.protocol.errors import DataError, ValidationError
+from privbench.protocol.information import mutual_information_of_joint
 
 
 def parse_top_k(value: Any, *, dataset: str, default_all: bool = False) -> int | None:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 import privbench as pb
-from privbench.errors import DataError
+from privbench.protocol.errors import DataError
 
 from . import _files
 from ._alphabet import Alphabet, attribute_mutual_information, build_alphabet

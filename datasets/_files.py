@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from privbench.errors import DataError, ValidationError
+from privbench.protocol.errors import DataError, ValidationError
 
 DATA_ENV = "PRIVBENCH_DATA_DIR"
 CACHE_ENV = "PRIVBENCH_CACHE_DIR"

@@ -12,22 +12,22 @@ from __future__ import annotations
 
 import importlib.metadata as _md
 
-from . import metrics
-from .api import get_dataset, get_lp_backend, get_mechanism, load_dataset
-from .dataset import DatasetAdapter
-from .distortion import Distortion, FeatureDistortion, MatrixDistortion
-from .errors import (
+from privbench.protocol import information as metrics
+from privbench.api import get_dataset, get_lp_backend, get_mechanism, load_dataset
+from privbench.protocol.dataset import DatasetAdapter
+from privbench.protocol.distortion import Distortion, FeatureDistortion, MatrixDistortion
+from privbench.protocol.errors import (
     DataError,
     InvalidMappingError,
     PluginError,
     PrivbenchError,
     ValidationError,
 )
-from .executor import Executor, Reporter
-from .hookspecs import hookimpl, hookspec
-from .host import PluginHost, get_host
-from .lp import LPBackend, LPSolution
-from .mechanism import (
+from privbench.protocol.executor import Executor, Reporter
+from privbench.host.hookspecs import hookimpl, hookspec
+from privbench.host.manager import PluginHost, get_host
+from privbench.protocol.lp import LPBackend, LPSolution
+from privbench.protocol.mechanism import (
     MappingMechanism,
     Mechanism,
     MechanismResult,
@@ -35,8 +35,8 @@ from .mechanism import (
     SelectionMechanism,
     validate_mapping,
 )
-from .metric import Metric
-from .problem import PrivacyProblem
+from privbench.protocol.metric import Metric
+from privbench.protocol.problem import PrivacyProblem
 
 try:
     __version__ = _md.version("privbench")

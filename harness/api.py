@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dataset import DatasetAdapter
-from .host import get_host
-from .mechanism import Mechanism
-from .problem import PrivacyProblem
+from privbench.protocol.dataset import DatasetAdapter
+from privbench.host.manager import get_host
+from privbench.protocol.mechanism import Mechanism
+from privbench.protocol.problem import PrivacyProblem
 
 
 def get_mechanism(name: str, **params: Any) -> Mechanism:

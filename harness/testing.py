@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from . import metrics as M
-from .errors import PrivbenchError
-from .mechanism import MAPPING, Mechanism, validate_mapping
-from .problem import PrivacyProblem
+from privbench.protocol import information as M
+from privbench.protocol.errors import PrivbenchError
+from privbench.protocol.mechanism import MAPPING, Mechanism, validate_mapping
+from privbench.protocol.problem import PrivacyProblem
 
 __all__ = ["check_mechanism", "small_problems"]
 
@@ -32,7 +32,7 @@ def small_problems(seed: int = 0) -> list[PrivacyProblem]:
         problems.append(PrivacyProblem.from_arrays(joint, D, name=f"check-random-{n}x{k}"))
     codes = np.array(list(itertools.product([0, 1], repeat=3)), dtype=float)
     joint = rng.dirichlet(np.ones(16)).reshape(2, 8)
-    from .distortion import FeatureDistortion
+    from privbench.protocol.distortion import FeatureDistortion
 
     problems.append(PrivacyProblem.from_arrays(joint, FeatureDistortion(codes, "hamming"),
                                                name="check-hamming-8"))

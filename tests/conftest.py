@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import privbench as pb
-from privbench import host as host_module
+from privbench.host import manager as host_module
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

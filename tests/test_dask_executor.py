@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 import privbench as pb
-from privbench import host as host_module
+from privbench.host import manager as host_module
 from privbench.cli import main
-from privbench.store import ResultStore
+from privbench.results.store import ResultStore
 
 distributed = pytest.importorskip("distributed")
 
@@ -159,7 +159,7 @@ def test_parameters_are_validated() -> None:
 def test_timeout_in_a_worker_thread_is_a_timeout_record(crashy_host) -> None:
     """Worker threads have no SIGALRM; the watchdog interrupts the run's own thread."""
     from privbench.plugins.executors.dask_executor import run_on_worker
-    from privbench.runner import RunSpec
+    from privbench.running.runner import RunSpec
 
     spec = RunSpec(mechanism="crashy", mechanism_params={"mode": "spin"},
                    dataset="synthetic", dataset_params={"m": 2}, delta=0.5).to_dict()

@@ -159,7 +159,7 @@ def test_variant2_maximises_the_cleaners_privacy_error():
 def test_attack_metric_and_complete_privacy(host):
     problem = pb.load_dataset("linear_gaussian", n_samples=500, seed=3)
     res = pb.get_mechanism("nullspace").solve(problem, 0.01, seed=1)
-    from privbench.runner import compute_metrics
+    from privbench.running.runner import compute_metrics
 
     values = compute_metrics(problem, res, delta=0.01, seed=1)
     for key in ("e_utility", "e_utility_max", "e_privacy", "complete_privacy_rate",
@@ -217,7 +217,7 @@ def test_linear_gaussian_generator():
 
 
 def test_runs_through_the_runner(host):
-    from privbench.runner import RunSpec, execute_run
+    from privbench.running.runner import RunSpec, execute_run
 
     rec = execute_run(RunSpec("nullspace", "linear_gaussian", 0.05, {"variant": 2},
                               {"n_samples": 300, "seed": 1}, seed=0))
@@ -230,7 +230,7 @@ def test_runs_through_the_runner(host):
 
 @pytest.mark.realdata
 def test_census_runs_with_targets_from_the_records(real_data_dir, host, monkeypatch):
-    from privbench.runner import RunSpec, execute_run
+    from privbench.running.runner import RunSpec, execute_run
 
     monkeypatch.setenv("PRIVBENCH_DATA_DIR", str(real_data_dir))
     params = {"variant": 2, "desired": "education-num;hours-per-week", "confidential": "private"}

@@ -21,7 +21,14 @@ def test_wheel_in_fresh_venv_beside_a_datasets_package(tmp_path: Path) -> None:
                     str(dist), str(REPO)], check=True, capture_output=True, timeout=600)
     (wheel,) = dist.glob("privbench-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "privbench/host.py" in names and "privbench/datasets/synthetic.py" in names
+    assert "privbench/host/manager.py" in names and "privbench/datasets/synthetic.py" in names
+    # every package folder of the source tree is in the wheel (a subpackage missing from
+    # pyproject's list would install a privbench that fails at import)
+    roots = {"harness": "privbench", "plugins": "privbench/plugins", "datasets": "privbench/datasets"}
+    for folder, target in roots.items():
+        for init in (REPO / folder).rglob("__init__.py"):
+            rel = init.relative_to(REPO / folder).as_posix()
+            assert f"{target}/{rel}" in names, f"{folder}/{rel} is not packaged"
     assert not any(n.startswith(("datasets/", "harness/", "plugins/")) for n in names)
 
     venv = tmp_path / "venv"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import privbench as pb
-from privbench.host import HOOK_KINDS, PluginHost
+from privbench.host.manager import HOOK_KINDS, PluginHost
 
 REPO = Path(__file__).resolve().parents[1]
 BUILTIN = {"identity", "expmec", "synthetic", "random", "local", "process", "leakage"}

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import privbench as pb
-from privbench.errors import InvalidMappingError, ValidationError
+from privbench.protocol.errors import InvalidMappingError, ValidationError
 
 
 def test_from_arrays_normalises_counts() -> None:

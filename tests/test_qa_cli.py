@@ -9,7 +9,7 @@ import pytest
 
 import privbench as pb
 from privbench.cli import main
-from privbench.params import parse_spec
+from privbench.running.specs import parse_spec
 
 
 def _csv(tmp_path: Path, name: str, text: str) -> str:

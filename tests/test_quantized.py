@@ -149,7 +149,7 @@ def test_inner_params_and_errors():
 
 
 def test_runner_does_not_flag_distortion_above_delta(host):
-    from privbench.runner import RunSpec, execute_run
+    from privbench.running.runner import RunSpec, execute_run
 
     rec = execute_run(RunSpec("quantized", "random", 0.0,
                               {"n_clusters": 3, "inner": "expmec"},

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from privbench.cli import main
-from privbench.store import ResultStore
+from privbench.results.store import ResultStore
 
 BASE = {"mechanism": "sppm", "dataset": "synthetic", "params": {"lp_backend": "highs"},
         "dataset_params": {"m": 3}, "seed": 0, "status": "ok", "error": None,

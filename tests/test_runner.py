@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import privbench as pb
-from privbench.runner import RunSpec, execute_run
+from privbench.running.runner import RunSpec, execute_run
 
 TESTS = Path(__file__).resolve().parent
 
@@ -34,7 +34,7 @@ def _cli(args: list[str], **kw) -> subprocess.CompletedProcess:
 @pytest.fixture
 def faulty_host(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.syspath_prepend(str(TESTS))
-    from privbench import host as host_module
+    from privbench.host import manager as host_module
 
     fresh = pb.PluginHost(env={**os.environ, "PRIVBENCH_PLUGIN_MODULES": "faulty_plugins"})
     previous = host_module.set_host(fresh)

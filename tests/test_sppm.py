@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import privbench as pb
-from privbench.metrics import expected_distortion, mutual_information
+from privbench.protocol.information import expected_distortion, mutual_information
 
 pytest.importorskip("highspy")
 
@@ -144,7 +144,7 @@ def test_bad_parameters_are_named(params: dict, match: str) -> None:
 
 
 def test_runner_record_has_gap_bits() -> None:
-    from privbench.runner import RunSpec, execute_run
+    from privbench.running.runner import RunSpec, execute_run
 
     rec = execute_run(RunSpec(mechanism="sppm", dataset="random", delta=0.1,
                               mechanism_params={"iterations": 20},

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from privbench.tradeoffs import (
+from privbench.results.pareto import (
     Curve,
     distortion_for_leakage,
     distortion_ratio,
@@ -56,7 +56,7 @@ def test_ratio_between_mechanisms() -> None:
 
 
 def test_summarise_and_reference() -> None:
-    from privbench.tradeoffs import default_targets, pick_reference, summarise
+    from privbench.results.pareto import default_targets, pick_reference, summarise
 
     curves = {"expmec": Curve.from_points(*EXP), "sppm[L=100]": Curve.from_points(*SPPM)}
     assert pick_reference(list(curves)) == "sppm[L=100]"

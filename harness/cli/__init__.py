@@ -10,7 +10,7 @@ import importlib
 import pkgutil
 import sys
 
-from ..errors import PrivbenchError
+from privbench.protocol.errors import PrivbenchError
 
 
 def command_modules() -> list[str]:
@@ -21,7 +21,7 @@ def command_modules() -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
+    from privbench import __version__
 
     parser = argparse.ArgumentParser(
         prog="privbench",

@@ -15,9 +15,9 @@ import argparse
 import json
 from typing import Any
 
-from ..api import get_mechanism, load_dataset
-from ..metrics import mutual_information
-from ..resources import ResourceMeter
+from privbench.api import get_mechanism, load_dataset
+from privbench.protocol.information import mutual_information
+from privbench.running.resources import ResourceMeter
 
 #: the targets (seconds, peak MiB or None) for the synthetic data up to m = 12, 14, 16
 #: (smaller alphabets get the next one's), and for any --dataset run
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
                   f"{r['time_s']:>8.2f} {'':>6} {'':>9} {r['mi_bits']:>8.5f} "
                   f"{r['peak_rss_mb']:>8.1f}  (dense cvxpy, {r['status']})", flush=True)
     if args.plot:
-        from ..scaling_figure import sppm_scaling_figure
+        from privbench.results.scaling_figure import sppm_scaling_figure
 
         sppm_scaling_figure(rows, exact_rows, args.plot)
         if not args.json:

@@ -9,12 +9,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ValidationError
-from ..host import get_host
-from ..params import parse_spec
-from ..progress import RunProgress
-from ..runner import RunSpec
-from ..store import DEFAULT_DB, ResultStore
+from privbench.protocol.errors import ValidationError
+from privbench.host.manager import get_host
+from privbench.running.specs import parse_spec
+from privbench.running.progress import RunProgress
+from privbench.running.runner import RunSpec
+from privbench.results.store import DEFAULT_DB, ResultStore
 
 
 def add_store_args(p: argparse.ArgumentParser) -> None:

@@ -1,7 +1,7 @@
 """``privbench compare``: mechanisms side by side at matched distortion and matched leakage.
 
 For every data set in the store, each mechanism's (E[d], I(A; B̂)) points become a Pareto
-curve (``privbench.tradeoffs``); the table shows the leakage each reaches within the given
+curve (``privbench.results.pareto``); the table shows the leakage each reaches within the given
 budgets, the distortion each needs to bring the leakage below the targets, and that
 distortion as a multiple of the reference mechanism's ("expmec needs 8x sppm").
 """
@@ -12,10 +12,10 @@ import argparse
 import math
 from pathlib import Path
 
-from ..errors import ValidationError
-from ..runs_view import curves_of, load_runs
-from ..store import DEFAULT_DB
-from ..tradeoffs import default_targets, pick_reference, summarise
+from privbench.protocol.errors import ValidationError
+from privbench.results.views import curves_of, load_runs
+from privbench.results.store import DEFAULT_DB
+from privbench.results.pareto import default_targets, pick_reference, summarise
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

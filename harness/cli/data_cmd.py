@@ -13,9 +13,9 @@ import inspect
 import json
 from typing import Any
 
-from ..errors import PluginError
-from ..host import get_host
-from ..params import parse_spec
+from privbench.protocol.errors import PluginError
+from privbench.host.manager import get_host
+from privbench.running.specs import parse_spec
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

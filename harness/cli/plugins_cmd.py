@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..host import get_host
+from privbench.host.manager import get_host
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

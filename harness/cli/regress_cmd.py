@@ -25,8 +25,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import ValidationError
-from ..store import open_existing
+from privbench.protocol.errors import ValidationError
+from privbench.results.store import open_existing
 
 #: exit status when something got worse
 EXIT_REGRESSED = 1

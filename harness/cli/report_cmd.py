@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import PrivbenchError
-from ..host import get_host
-from ..store import DEFAULT_DB
+from privbench.protocol.errors import PrivbenchError
+from privbench.host.manager import get_host
+from privbench.results.store import DEFAULT_DB
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cls = get_host().get("reporter", args.reporter)  # fail before any sweep runs
-    from . import main
+    from privbench.cli import main
 
     for spec in args.sweep:
         argv = ["sweep", str(spec), "--db", str(args.db), "--resume"]

@@ -6,9 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
-from ..errors import PrivbenchError, ValidationError
-from ..runner import STATUSES
-from ..store import DEFAULT_DB, open_existing
+from privbench.protocol.errors import PrivbenchError, ValidationError
+from privbench.running.runner import STATUSES
+from privbench.results.store import DEFAULT_DB, open_existing
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
             raise PrivbenchError(f"--export {out}: cannot write: {exc.strerror or exc}") from None
         print(f"wrote {len(flat)} runs to {out}")
         return 0
-    from .common import print_table
+    from privbench.cli.common import print_table
 
     shown = df if args.limit == 0 else df.tail(args.limit)
     print_table(shown.to_dict("records"), title=f"{len(df)} runs in {args.db}")

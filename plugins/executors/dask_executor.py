@@ -40,8 +40,8 @@ from contextlib import ExitStack
 from typing import Any
 
 import privbench as pb
-from privbench.provenance import provenance
-from privbench.runner import RunSpec, RunTimeout, empty_record, execute_run
+from privbench.running.provenance import provenance
+from privbench.running.runner import RunSpec, RunTimeout, empty_record, execute_run
 
 #: how often a run whose worker died is submitted again before it is recorded as an error
 DEFAULT_RETRIES = 1

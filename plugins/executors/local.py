@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import privbench as pb
-from privbench.runner import execute_run
+from privbench.running.runner import execute_run
 
 
 class LocalExecutor(pb.Executor):

@@ -15,8 +15,8 @@ from concurrent.futures import as_completed
 from typing import Any
 
 import privbench as pb
-from privbench.provenance import provenance
-from privbench.runner import RunSpec, empty_record, execute_run
+from privbench.running.provenance import provenance
+from privbench.running.runner import RunSpec, empty_record, execute_run
 
 
 def failed_record(spec: dict[str, Any], status: str, error: str) -> dict[str, Any]:

@@ -1,1 +1,1 @@
-"""Built-in LP backend plugins (restricted-master protocol of ``privbench.lp``)."""
+"""Built-in LP backend plugins (restricted-master protocol of ``privbench.protocol.lp``)."""

@@ -1,6 +1,6 @@
 """The restricted master as a multiple-choice knapsack LP, solved exactly in O(|V| log |V|).
 
-SPPM's master (``privbench.lp``) has one simplex row per input j and a single budget
+SPPM's master (``privbench.protocol.lp``) has one simplex row per input j and a single budget
 row. That is the LP relaxation of a multiple-choice knapsack problem, which has a
 closed-form solution (Sinha & Zoltners 1979): in the (a, c) plane each input's useful
 columns form the lower-left convex hull of its points; start every input at its

@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 
 
 class Master:
-    """The restricted master of ``privbench.lp`` as a live pywraplp model."""
+    """The restricted master of ``privbench.protocol.lp`` as a live pywraplp model."""
 
     def __init__(self, solver_id: str, n: int, delta: float, params: str) -> None:
         from ortools.linear_solver import pywraplp

@@ -2,7 +2,7 @@
 
 cvxpy's duals are Lagrange multipliers: non-negative for ``a x <= Δ`` and, for the
 equalities ``S x == 1``, the y of ``c x + yᵀ(S x - 1)``; both are negated here to meet
-the ``privbench.lp`` convention (reduced cost c - λ a - μ_j, λ <= 0). Rebuilt on every
+the ``privbench.protocol.lp`` convention (reduced cost c - λ a - μ_j, λ <= 0). Rebuilt on every
 solve (cold), so it is a reference, not a fast path. Do not pick GLOP or PDLP as the
 solver in a process that has highspy loaded (google/or-tools#5246): use the ``glop`` /
 ``pdlp`` backends instead.

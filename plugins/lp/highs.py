@@ -6,11 +6,15 @@ cost change or new columns the old basis is still primal feasible, and primal
 simplex from it takes a few pivots where a cold solve takes thousands. The first
 solve starts from a crash basis (one basic column per simplex row, the one with the
 smallest budget coefficient, plus the budget slack), which for SPPM's diagonal start
-is the identity mapping. HiGHS' row duals already follow ``privbench.lp``'s sign
+is the identity mapping. HiGHS' row duals already follow ``privbench.protocol.lp``'s sign
 convention (reduced cost c - Aᵀy).
 """
 
 from __future__ import annotations
+
+import os
+import sys
+from typing import Any
 
 import numpy as np
 
@@ -19,6 +23,24 @@ import privbench as pb
 from ._master import check_columns
 
 _INF = 1e30
+
+
+def quiet_highs(highspy: Any) -> Any:
+    """A new ``highspy.Highs()`` without its start-up banner on stdout.
+
+    highspy >= 1.8 prints the banner from C++ on the first construction in a process,
+    before any option can be set, which breaks ``--json`` output; fd 1 is pointed at
+    /dev/null for the construction only.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            return highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 class HighsBackend(pb.LPBackend):
@@ -39,7 +61,7 @@ class HighsBackend(pb.LPBackend):
         import highspy
 
         self._hs = highspy
-        h = highspy.Highs()
+        h = quiet_highs(highspy)
         h.setOptionValue("output_flag", False)
         h.setOptionValue("presolve", "off")
         h.setOptionValue("threads", int(self.threads))

@@ -2,7 +2,7 @@
 
 The baseline that the warm-started ``highs`` backend is measured against: linprog
 cannot keep a basis between calls. Its marginals are ∂objective/∂rhs, which is the
-``privbench.lp`` convention (λ <= 0 for the budget row).
+``privbench.protocol.lp`` convention (λ <= 0 for the budget row).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ def privbench_register_mechanisms() -> list[type]:
 def privbench_register_lp_backends() -> list[type]:
     """Return LP backend classes (subclasses of ``privbench.LPBackend``).
 
-    :returns: classes implementing the restricted-master protocol of ``privbench.lp``.
+    :returns: classes implementing the restricted-master protocol of ``privbench.protocol.lp``.
     """
 
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import PluginError, PrivbenchError, ValidationError
-from .host import get_host
-from .params import parse_spec
-from .runner import RunSpec
+from privbench.protocol.errors import PluginError, PrivbenchError, ValidationError
+from privbench.host.manager import get_host
+from privbench.running.specs import parse_spec
+from privbench.running.runner import RunSpec
 
 LP_PARAM = "lp_backend"
 
@@ -138,7 +138,7 @@ def check_dataset(text: str, name: str, params: dict[str, Any]) -> None:
     twice. Exceptions other than privbench's own (a bug in an adapter) are left for the
     run, which records them with a traceback.
     """
-    from .runner import load_problem
+    from privbench.running.runner import load_problem
 
     try:
         load_problem(name, params)

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
-from .errors import ValidationError
+from privbench.protocol.errors import ValidationError
 
 #: largest alphabet for which ``to_dense`` builds an n x n matrix unless forced
 DENSE_LIMIT = 8192

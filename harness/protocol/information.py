@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 if TYPE_CHECKING:
-    from .problem import PrivacyProblem
+    from privbench.protocol.problem import PrivacyProblem
 
 __all__ = [
     "expected_distortion",
@@ -54,7 +54,7 @@ def _checked(problem: PrivacyProblem, mapping: Any) -> sp.csc_array:
     Without the check a matrix that is not a conditional pmf gives a number that means
     nothing (a negative distortion, I = 0 for a matrix of ones).
     """
-    from .mechanism import validate_mapping
+    from privbench.protocol.mechanism import validate_mapping
 
     return validate_mapping(mapping, problem.n)
 

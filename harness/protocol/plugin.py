@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, ClassVar
 
-from .errors import PluginError, ValidationError
+from privbench.protocol.errors import PluginError, ValidationError
 
 
 def _format(value: Any) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from .errors import PrivbenchError
+from privbench.protocol.errors import PrivbenchError
 
 DEFAULT_DB = Path(".privbench") / "results.sqlite"
 FINAL_STATUSES = ("ok", "invalid", "skip")

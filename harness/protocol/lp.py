@@ -24,7 +24,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .parametrized import Parametrized
+from privbench.protocol.plugin import Parametrized
 
 
 @dataclass

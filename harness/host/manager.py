@@ -32,13 +32,13 @@ from typing import Any
 
 import pluggy
 
-from . import hookspecs
-from .dataset import DatasetAdapter
-from .errors import PluginError
-from .executor import Executor, Reporter
-from .lp import LPBackend
-from .mechanism import Mechanism
-from .metric import Metric
+from privbench.host import hookspecs
+from privbench.protocol.dataset import DatasetAdapter
+from privbench.protocol.errors import PluginError
+from privbench.protocol.executor import Executor, Reporter
+from privbench.protocol.lp import LPBackend
+from privbench.protocol.mechanism import Mechanism
+from privbench.protocol.metric import Metric
 
 ENTRY_POINT_GROUP = "privbench"
 BUILTIN_DISTRIBUTION = "privbench"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .parametrized import Parametrized
+from privbench.protocol.plugin import Parametrized
 
 
 class Executor(Parametrized):

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .distortion import Distortion, as_distortion
-from .errors import ValidationError
+from privbench.protocol.distortion import Distortion, as_distortion
+from privbench.protocol.errors import ValidationError
 
 
 def _as_joint(joint: Any) -> np.ndarray:
@@ -126,7 +126,7 @@ class PrivacyProblem:
     @cached_property
     def prior_mi_bits(self) -> float:
         """I(A; B) in bits: the leakage of releasing B as it is."""
-        from .metrics import mutual_information_of_joint
+        from privbench.protocol.information import mutual_information_of_joint
 
         return mutual_information_of_joint(self.joint)
 

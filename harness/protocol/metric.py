@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .parametrized import Parametrized
+from privbench.protocol.plugin import Parametrized
 
 if TYPE_CHECKING:
-    from .mechanism import MechanismResult
-    from .problem import PrivacyProblem
+    from privbench.protocol.mechanism import MechanismResult
+    from privbench.protocol.problem import PrivacyProblem
 
 NEEDS = frozenset({"problem", "mapping", "records", "transform", "selection"})
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .parametrized import Parametrized
-from .problem import PrivacyProblem
+from privbench.protocol.plugin import Parametrized
+from privbench.protocol.problem import PrivacyProblem
 
 
 class DatasetAdapter(Parametrized):

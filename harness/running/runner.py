@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidMappingError, PrivbenchError, ValidationError
-from .host import get_host
-from .mechanism import MAPPING, Mechanism, MechanismResult, validate_mapping
-from .problem import PrivacyProblem
-from .provenance import provenance
-from .resources import ResourceMeter
+from privbench.protocol.errors import InvalidMappingError, PrivbenchError, ValidationError
+from privbench.host.manager import get_host
+from privbench.protocol.mechanism import MAPPING, Mechanism, MechanismResult, validate_mapping
+from privbench.protocol.problem import PrivacyProblem
+from privbench.running.provenance import provenance
+from privbench.running.resources import ResourceMeter
 
 #: the top-level fields of a run record, in output order (DESIGN.md contract)
 RECORD_FIELDS = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import ValidationError
+from privbench.protocol.errors import ValidationError
 
 
 def parse_value(text: str) -> Any:

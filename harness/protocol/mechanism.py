@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import InvalidMappingError
-from .parametrized import Parametrized
-from .problem import PrivacyProblem
+from privbench.protocol.errors import InvalidMappingError
+from privbench.protocol.plugin import Parametrized
+from privbench.protocol.problem import PrivacyProblem
 
 MAPPING, RECORDS, SELECTION = "mapping", "records", "selection"
 

@@ -1,0 +1,1 @@
+"""The results store and the analyses read from it (run tables, Pareto curves)."""
