@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import importlib.metadata as _md
 
-from privbench.protocol import information as metrics
 from privbench.api import get_dataset, get_lp_backend, get_mechanism, load_dataset
+from privbench.host.hookspecs import hookimpl, hookspec
+from privbench.host.manager import PluginHost, get_host
+from privbench.protocol import information as metrics
 from privbench.protocol.dataset import DatasetAdapter
 from privbench.protocol.distortion import Distortion, FeatureDistortion, MatrixDistortion
 from privbench.protocol.errors import (
@@ -24,8 +26,6 @@ from privbench.protocol.errors import (
     ValidationError,
 )
 from privbench.protocol.executor import Executor, Reporter
-from privbench.host.hookspecs import hookimpl, hookspec
-from privbench.host.manager import PluginHost, get_host
 from privbench.protocol.lp import LPBackend, LPSolution
 from privbench.protocol.mechanism import (
     MappingMechanism,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from privbench.protocol.dataset import DatasetAdapter
 from privbench.host.manager import get_host
+from privbench.protocol.dataset import DatasetAdapter
 from privbench.protocol.mechanism import Mechanism
 from privbench.protocol.problem import PrivacyProblem
 

@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 import privbench as pb
-from privbench.host import manager as host_module
 from privbench.cli import main
+from privbench.host import manager as host_module
 from privbench.results.store import ResultStore
 
 distributed = pytest.importorskip("distributed")

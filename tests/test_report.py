@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from privbench.cli import main
-from privbench.running.runner import RunSpec, execute_run
 from privbench.results.store import ResultStore
+from privbench.running.runner import RunSpec, execute_run
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists()
                                          else None)

@@ -9,12 +9,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from privbench.protocol.errors import ValidationError
 from privbench.host.manager import get_host
-from privbench.running.specs import parse_spec
+from privbench.protocol.errors import ValidationError
+from privbench.results.store import DEFAULT_DB, ResultStore
 from privbench.running.progress import RunProgress
 from privbench.running.runner import RunSpec
-from privbench.results.store import DEFAULT_DB, ResultStore
+from privbench.running.specs import parse_spec
 
 
 def add_store_args(p: argparse.ArgumentParser) -> None:

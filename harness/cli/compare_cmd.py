@@ -13,9 +13,9 @@ import math
 from pathlib import Path
 
 from privbench.protocol.errors import ValidationError
-from privbench.results.views import curves_of, load_runs
-from privbench.results.store import DEFAULT_DB
 from privbench.results.pareto import default_targets, pick_reference, summarise
+from privbench.results.store import DEFAULT_DB
+from privbench.results.views import curves_of, load_runs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

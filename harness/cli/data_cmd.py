@@ -13,8 +13,8 @@ import inspect
 import json
 from typing import Any
 
-from privbench.protocol.errors import PluginError
 from privbench.host.manager import get_host
+from privbench.protocol.errors import PluginError
 from privbench.running.specs import parse_spec
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from privbench.protocol.errors import PrivbenchError
 from privbench.host.manager import get_host
+from privbench.protocol.errors import PrivbenchError
 from privbench.results.store import DEFAULT_DB
 
 

@@ -6,9 +6,9 @@ import argparse
 import json
 from typing import Any
 
+from privbench.cli.common import add_store_args, execute, print_table
 from privbench.protocol.errors import ValidationError
 from privbench.running.plan import SweepSpec, check_timeout, plan_runs
-from privbench.cli.common import add_store_args, execute, print_table
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

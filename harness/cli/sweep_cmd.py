@@ -6,9 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
+from privbench.cli.common import add_store_args, execute
 from privbench.protocol.errors import ValidationError
 from privbench.running.plan import check_timeout, load_sweep_file, plan_runs
-from privbench.cli.common import add_store_args, execute
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

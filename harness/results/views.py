@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from privbench.results.store import open_existing
 from privbench.results.pareto import Curve
+from privbench.results.store import open_existing
 
 
 def _fmt(name: str, params: dict[str, Any]) -> str:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from privbench.protocol.errors import PluginError, PrivbenchError, ValidationError
 from privbench.host.manager import get_host
-from privbench.running.specs import parse_spec
+from privbench.protocol.errors import PluginError, PrivbenchError, ValidationError
 from privbench.running.runner import RunSpec
+from privbench.running.specs import parse_spec
 
 LP_PARAM = "lp_backend"
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from privbench.protocol.errors import InvalidMappingError, PrivbenchError, ValidationError
 from privbench.host.manager import get_host
+from privbench.protocol.errors import InvalidMappingError, PrivbenchError, ValidationError
 from privbench.protocol.mechanism import MAPPING, Mechanism, MechanismResult, validate_mapping
 from privbench.protocol.problem import PrivacyProblem
 from privbench.running.provenance import provenance

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 import privbench as pb
-from privbench.results.views import curves_of, load_runs
 from privbench.results.pareto import default_targets, pick_reference, summarise
+from privbench.results.views import curves_of, load_runs
 
 from . import _figures as figs
 
