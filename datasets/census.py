@@ -142,7 +142,6 @@ class Census(AttributeTableMixin, FileBackedAdapter):
     licence = "CC BY 4.0"
     citation = ("Becker, B. and Kohavi, R. (1996). Adult. UCI Machine Learning Repository. "
                 "https://doi.org/10.24432/C5XW20")
-    parameters = {"top_k": [300]}
     test_parameters = {"top_k": [20]}
 
     def __init__(self, top_k: int | str = 300, split: str = "both", missing: str = "drop",

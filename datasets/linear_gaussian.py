@@ -25,7 +25,6 @@ class LinearGaussian(pb.DatasetAdapter):
     description = "seeded linear-Gaussian multi-label data (record mechanisms)"
     source = "generated"
     licence = "generated"
-    parameters = {"n_features": [20], "n_labels": [6]}
     test_parameters = {"n_samples": [200], "n_features": [8], "n_labels": [3]}
 
     def __init__(self, n_samples: int = 1000, n_features: int = 20, n_labels: int = 6,

@@ -179,7 +179,6 @@ class MovieLens(AttributeTableMixin, FileBackedAdapter):
                "acknowledge the data set in publications, no commercial use")
     citation = ("F. Maxwell Harper and Joseph A. Konstan. 2015. The MovieLens Datasets: "
                 "History and Context. ACM TiiS 5(4), 19:1-19:19. https://doi.org/10.1145/2827872")
-    parameters = {"variant": ["100k"], "top_genres": [6]}
     test_parameters = {"variant": ["100k"], "top_genres": [3]}
 
     def __init__(self, variant: str = "100k", top_genres: int = 6, top_k: int | str = "all",

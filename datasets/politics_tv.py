@@ -179,7 +179,6 @@ class PoliticsTV(pb.DatasetAdapter):
                 "B. Kveton, P. Oliveira, N. Taft. How to hide the elephant- or the donkey- "
                 "in the room: practical privacy against statistical inference for large "
                 "data. IEEE GlobalSIP 2013.")
-    parameters = {"ratings": ["binary"], "shows": ["top5"]}
 
     def __init__(self, path: str | None = None, ratings: str = "binary", shows: str = "top5",
                  top_k: int | str = "all", distortion: str | None = None) -> None:
@@ -394,7 +393,6 @@ class PoliticsTVSurrogate(pb.DatasetAdapter):
               "quantized-mapping paper, section IV; the real survey was never published")
     licence = "generated"
     citation = PoliticsTV.citation
-    parameters = {"ratings": ["binary"], "shows": ["top5"]}
     test_parameters = {"ratings": ["binary", "stars"], "shows": ["top5"]}
 
     def __init__(self, seed: int = 0, ratings: str = "binary", shows: str = "top5",

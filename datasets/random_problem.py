@@ -19,7 +19,6 @@ class RandomProblem(pb.DatasetAdapter):
     description = "seeded random prior and distortion (tests, property checks)"
     source = "generated"
     licence = "generated"
-    parameters = {"n": [20], "n_private": [2], "distortion": list(KINDS)}
     test_parameters = {"n": [8], "n_private": [2, 3]}
 
     def __init__(self, n: int = 20, n_private: int = 2, seed: int = 0,

@@ -25,7 +25,6 @@ class Synthetic(pb.DatasetAdapter):
     description = "SPPM toy example: 2^m symbols, B determines A, squared l2 distortion"
     source = "SPPM paper, section 2 (embedded; no download)"
     licence = "generated"
-    parameters = {"m": [6, 8, 10, 12]}
     test_parameters = {"m": [3, 4]}
 
     def __init__(self, m: int = 6) -> None:

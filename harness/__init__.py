@@ -16,6 +16,7 @@ from privbench.api import get_dataset, get_lp_backend, get_mechanism, load_datas
 from privbench.host.hookspecs import hookimpl, hookspec
 from privbench.host.manager import PluginHost, get_host
 from privbench.protocol import information as metrics
+from privbench.protocol.context import RunContext
 from privbench.protocol.dataset import DatasetAdapter
 from privbench.protocol.distortion import Distortion, FeatureDistortion, MatrixDistortion
 from privbench.protocol.errors import (
@@ -37,6 +38,9 @@ from privbench.protocol.mechanism import (
 )
 from privbench.protocol.metric import Metric
 from privbench.protocol.problem import PrivacyProblem
+from privbench.running.guards import RunTimeout
+from privbench.running.runner import execute_run, failed_record
+from privbench.running.specs import RunSpec
 
 try:
     __version__ = _md.version("privbench")
@@ -62,10 +66,15 @@ __all__ = [
     "PrivacyProblem",
     "PrivbenchError",
     "RecordMechanism",
+    "RunContext",
+    "RunSpec",
+    "RunTimeout",
     "Reporter",
     "SelectionMechanism",
     "ValidationError",
     "__version__",
+    "execute_run",
+    "failed_record",
     "get_dataset",
     "get_host",
     "get_lp_backend",

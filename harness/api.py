@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from privbench.host.manager import get_host
+from privbench.protocol.context import RunContext
 from privbench.protocol.dataset import DatasetAdapter
 from privbench.protocol.mechanism import Mechanism
 from privbench.protocol.problem import PrivacyProblem
@@ -29,3 +30,15 @@ def load_dataset(name: str, **params: Any) -> PrivacyProblem:
 def get_lp_backend(name: str, **options: Any) -> Any:
     cls = get_host().get("lp_backend", name)
     return cls.create(**options)
+
+
+def get_executor(name: str, workers: int | None = None) -> Any:
+    """Create executor ``name``; ``workers`` is passed when the executor takes it."""
+    cls = get_host().get("executor", name)
+    params = {"workers": workers} if workers and "workers" in cls.param_names() else {}
+    return cls.create(**params)
+
+
+# the protocol layer cannot import the host: hand RunContext its factories
+RunContext.default_factory = staticmethod(get_mechanism)
+RunContext.executor_factory = staticmethod(get_executor)

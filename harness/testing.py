@@ -1,9 +1,11 @@
 """Conformance checks for plugin authors (like sklearn's ``check_estimator``).
 
-``check_mechanism(MyMechanism)`` runs a mapping mechanism on small seeded problems
-and asserts the invariants every mapping must satisfy: an (n, n) column-stochastic
-non-negative mapping, E[d(B, B̂)] <= Δ (when the mechanism promises it) and
-0 <= I(A; B̂) <= I(A; B) (data processing).
+``check_mechanism(MyMechanism)`` drives a mechanism through the runner's lifecycle
+(create -> check_params -> skip -> prepare -> run) over its ``test_parameters`` on
+small seeded, read-only problems, and asserts the invariants every result must satisfy:
+an (n, n) column-stochastic non-negative mapping, E[d(B, B̂)] <= Δ (when the mechanism
+promises it) and 0 <= I(A; B̂) <= I(A; B) (data processing); records or a selection for
+the other kinds.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from typing import Any
 import numpy as np
 
 from privbench.protocol import information as M
+from privbench.protocol.context import RunContext
 from privbench.protocol.errors import PrivbenchError
-from privbench.protocol.mechanism import MAPPING, Mechanism, validate_mapping
+from privbench.protocol.mechanism import MAPPING, RECORDS, Mechanism, MechanismResult, validate_mapping
 from privbench.protocol.problem import PrivacyProblem
+from privbench.running.problems import freeze, run_view
 
 __all__ = ["check_mechanism", "small_problems"]
 
@@ -48,38 +52,80 @@ def _budgets(problem: PrivacyProblem) -> list[float]:
     return [0.0, 0.05 * avg, 0.3 * avg, 2.0 * avg]
 
 
-def check_mechanism(cls: type[Mechanism], params: dict[str, Any] | None = None,
-                    *, atol_bits: float = 1e-9) -> list[dict[str, Any]]:
-    """Run ``cls(**params)`` on :func:`small_problems` at several budgets; assert invariants.
+def _grid(cls: type[Mechanism], params: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """``params`` alone, else every combination of ``cls.test_parameters`` (else defaults)."""
+    if params is not None:
+        return [dict(params)]
+    grid = cls.test_parameters or {}
+    keys = sorted(grid)
+    return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
 
-    :returns: one summary dict per (problem, Δ) checked.
-    :raises AssertionError: naming the problem, Δ and the broken invariant.
+
+def _default_problems(output: str) -> list[PrivacyProblem]:
+    if output == MAPPING:
+        return small_problems()
+    from privbench.api import load_dataset  # record and selection mechanisms need records
+
+    return [load_dataset("linear_gaussian", n_samples=200, n_features=8, n_labels=3)]
+
+
+def _check_mapping(where: str, mech: Mechanism, problem: PrivacyProblem, delta: float,
+                   result: MechanismResult, atol_bits: float) -> dict[str, Any]:
+    try:
+        X = validate_mapping(result.mapping, problem.n)
+    except PrivbenchError as exc:
+        raise AssertionError(f"{where}: {exc}") from None
+    mi = M.mutual_information(problem, X)
+    dist = M.expected_distortion(problem, X)
+    assert mi >= -atol_bits, f"{where}: I(A;B̂) = {mi} < 0"
+    assert mi <= problem.prior_mi_bits + atol_bits, (
+        f"{where}: I(A;B̂) = {mi} exceeds I(A;B) = {problem.prior_mi_bits} (data processing)")
+    if getattr(mech, "respects_budget", False):
+        assert dist <= delta + 1e-9 * max(1.0, delta), f"{where}: E[d] = {dist} exceeds the budget"
+    return {"mi_bits": mi, "distortion": dist}
+
+
+def _check_result(where: str, mech: Mechanism, problem: PrivacyProblem, delta: float,
+                  result: Any, atol_bits: float) -> dict[str, Any]:
+    assert isinstance(result, MechanismResult), f"{where}: run() returned {type(result).__name__}"
+    assert result.kind == mech.output, f"{where}: result kind {result.kind!r}, declared {mech.output!r}"
+    if mech.output == MAPPING:
+        return _check_mapping(where, mech, problem, delta, result, atol_bits)
+    if mech.output == RECORDS:
+        assert result.records is not None, f"{where}: a record mechanism returned no records"
+        return {}
+    assert result.selection, f"{where}: a selection mechanism returned an empty selection"
+    return {}
+
+
+def check_mechanism(cls: type[Mechanism], params: dict[str, Any] | None = None, *,
+                    problems: list[PrivacyProblem] | None = None,
+                    atol_bits: float = 1e-9) -> list[dict[str, Any]]:
+    """Drive ``cls`` through the runner's lifecycle and assert what every run must satisfy.
+
+    For each parameter set (``params``, else the ``test_parameters`` grid): ``create``
+    (which calls ``check_params``), then on each problem (read-only, so a mechanism that
+    writes into it fails) and budget: ``skip``, ``prepare``, ``run``. Mappings must be
+    (n, n), non-negative, column-stochastic, within the budget when promised, and obey
+    0 <= I(A; B̂) <= I(A; B); record and selection mechanisms must return their kind.
+
+    :returns: one summary dict per (parameters, problem, Δ) checked.
+    :raises AssertionError: naming the parameters, problem, Δ and the broken invariant.
     """
-    mech = cls(**(params or {}))
-    if mech.output != MAPPING:
-        raise PrivbenchError(f"check_mechanism checks mapping mechanisms; {cls.name} is {mech.output}")
     summaries = []
-    for problem in small_problems():
-        skip, _ = mech.skip(problem)
-        if skip:
-            continue
-        for delta in _budgets(problem):
-            where = f"{cls.name} on {problem.name} at delta={delta:.4g}"
-            res = mech.solve(problem, delta, seed=0)
-            try:
-                X = validate_mapping(res.mapping, problem.n)
-            except PrivbenchError as exc:
-                raise AssertionError(f"{where}: {exc}") from None
-            mi = M.mutual_information(problem, X)
-            dist = M.expected_distortion(problem, X)
-            assert mi >= -atol_bits, f"{where}: I(A;B̂) = {mi} < 0"
-            assert mi <= problem.prior_mi_bits + atol_bits, (
-                f"{where}: I(A;B̂) = {mi} exceeds I(A;B) = {problem.prior_mi_bits} (data processing)")
-            if getattr(mech, "respects_budget", False):
-                assert dist <= delta + 1e-9 * max(1.0, delta), (
-                    f"{where}: E[d] = {dist} exceeds the budget")
-            summaries.append({"problem": problem.name, "delta": delta, "mi_bits": mi,
-                              "distortion": dist})
+    for params_set in _grid(cls, params):
+        mech = cls.create(**params_set)
+        for problem in [freeze(p) for p in (problems or _default_problems(cls.output))]:
+            if mech.skip(problem)[0]:
+                continue
+            budgets = _budgets(problem) if cls.output == MAPPING else [0.1]
+            for delta in budgets:
+                where = f"{mech!r} on {problem.name} at delta={delta:.4g}"
+                mech.prepare(problem, RunContext(seed=0))
+                result = mech.run(run_view(problem), delta)
+                summary = _check_result(where, mech, problem, delta, result, atol_bits)
+                summaries.append({"params": params_set, "problem": problem.name, "delta": delta,
+                                  **summary})
     if not summaries:
         raise AssertionError(f"{cls.name} skipped every check problem")
     return summaries

@@ -13,8 +13,7 @@ from privbench.host.manager import get_host
 from privbench.protocol.errors import ValidationError
 from privbench.results.store import DEFAULT_DB, ResultStore
 from privbench.running.progress import RunProgress
-from privbench.running.runner import RunSpec
-from privbench.running.specs import parse_spec
+from privbench.running.specs import RunSpec, parse_spec
 
 
 def add_store_args(p: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from privbench.protocol.errors import PrivbenchError, ValidationError
 from privbench.results.store import DEFAULT_DB, open_existing
-from privbench.running.runner import STATUSES
+from privbench.running.records import STATUSES
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

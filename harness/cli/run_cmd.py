@@ -21,6 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lp-backend", help="LP backend for mechanisms that solve LPs")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds per run (default 3600)")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="timed solves per run after one untimed prepare; runtime_s is their median")
     p.add_argument("-M", "--metric", action="append", default=[],
                    help="also compute this non-default metric (repeatable)")
     p.add_argument("--json", action="store_true", help="one JSON object per run on stdout")
@@ -35,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     spec = SweepSpec(
         mechanisms=[args.mechanism], datasets=[args.dataset], deltas=args.delta,
         seeds=[args.seed], lp_backends=[args.lp_backend] if args.lp_backend else [],
-        metrics=args.metric, timeout=args.timeout,
+        metrics=args.metric, timeout=args.timeout, repeat=args.repeat,
     )
     check_timeout(args.timeout, what="--timeout")
     if args.workers is not None and args.workers < 1:

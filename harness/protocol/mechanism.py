@@ -7,9 +7,10 @@ Three kinds share one protocol (DESIGN.md, "The mechanism kinds"):
 * ``RecordMechanism`` returns released records (a transformed feature matrix);
 * ``SelectionMechanism`` returns a ranked selection of attribute subsets.
 
-Required: ``name`` and ``solve(problem, delta, *, seed=None)``.
-Optional: ``skip(problem)`` -> ``(True, reason)`` for an incompatible dataset,
-``parameters`` / ``test_parameters`` grids, ``requirements`` + ``extra``.
+Required: ``name`` and ``run(problem, delta)``. Optional: ``check_params()``,
+``skip(problem)``, ``prepare(problem, context)``, ``delta_role``, ``needs``,
+``test_parameters`` (the grid conformance tests use), ``requirements`` + ``extra``.
+See :class:`Mechanism` for the lifecycle and docs/hooks.md for the contract.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from privbench.protocol.errors import InvalidMappingError
+from privbench.protocol.checks import BUDGET, delta_value
+from privbench.protocol.context import RunContext
+from privbench.protocol.errors import InvalidMappingError, ValidationError
 from privbench.protocol.plugin import Parametrized
 from privbench.protocol.problem import PrivacyProblem
 
@@ -52,20 +55,64 @@ class MechanismResult:
 
 
 class Mechanism(Parametrized):
-    """Base of every mechanism plugin."""
+    """Base of every mechanism plugin; the runner drives its lifecycle.
+
+    1. ``create(**params)`` then :meth:`check_params` - at plan time, nothing stored on error;
+    2. :meth:`skip` - ``(True, reason)`` for a data set it cannot handle;
+    3. :meth:`prepare` - untimed: indexes, pricers, JIT warm-up; receives the run's context;
+    4. :meth:`run` - the only timed step, repeated ``--repeat`` times on the same instance.
+
+    :meth:`solve` chains them for interactive use. A plugin written against the old
+    protocol (overriding ``solve(problem, delta, *, seed=None)``) still runs, with a
+    :class:`DeprecationWarning`.
+    """
 
     kind: ClassVar[str] = "mechanism"
     #: mapping | records | selection
     output: ClassVar[str] = MAPPING
+    #: what Δ means: "budget" (E[d] <= Δ), "epsilon" (a noise/cleaning level) or "unused"
+    delta_role: ClassVar[str] = BUDGET
+    #: typed problem parts this mechanism needs (the runner skips a run that lacks one)
+    needs: ClassVar[tuple[str, ...]] = ()
 
     def skip(self, problem: PrivacyProblem) -> tuple[bool, str | None]:
         """Return (True, reason) when this mechanism cannot run on ``problem``."""
         return False, None
 
+    def prepare(self, problem: PrivacyProblem, context: RunContext) -> None:
+        """Untimed set-up for ``problem``; subclasses call ``super().prepare(...)`` first."""
+        self.context_ = context
+
+    def run(self, problem: PrivacyProblem, delta: float) -> MechanismResult:
+        """The timed solve. ``self.context_`` holds the run's seed and host services."""
+        if self.is_legacy():
+            return self.solve(problem, delta, seed=self.context.seed)
+        raise NotImplementedError(f"mechanism {self.name!r} defines no run()")
+
+    @property
+    def context(self) -> RunContext:
+        """The context of the current run (a default one before :meth:`prepare`)."""
+        return getattr(self, "context_", None) or RunContext()
+
+    @classmethod
+    def is_legacy(cls) -> bool:
+        """True for a plugin that overrides ``solve`` instead of ``run`` (old protocol)."""
+        return cls.run is Mechanism.run and cls.solve is not Mechanism.solve
+
     def solve(
         self, problem: PrivacyProblem, delta: float, *, seed: int | None = None
     ) -> MechanismResult:
-        raise NotImplementedError
+        """check_params -> skip -> prepare -> run, for interactive use and scripts.
+
+        :raises ValidationError: for a bad parameter, Δ, or a problem the mechanism skips.
+        """
+        self.check_params()
+        delta = delta_value(delta, self.delta_role)
+        skip, reason = self.skip(problem)
+        if skip:
+            raise ValidationError(f"{self.name} cannot run on {problem.name}: {reason}")
+        self.prepare(problem, RunContext(seed=seed))
+        return self.run(problem, delta)
 
 
 class MappingMechanism(Mechanism):

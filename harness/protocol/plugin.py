@@ -25,9 +25,7 @@ class Parametrized:
     name: ClassVar[str] = ""
     #: kind as listed by ``privbench plugins``
     kind: ClassVar[str] = ""
-    #: default sweep grid, benchopt style: {"param": [values, ...]}
-    parameters: ClassVar[dict[str, list[Any]]] = {}
-    #: a small grid for conformance tests
+    #: a small grid for conformance tests (``privbench.testing.check_mechanism``)
     test_parameters: ClassVar[dict[str, list[Any]]] = {}
     #: importable modules this plugin needs (checked without importing them)
     requirements: ClassVar[tuple[str, ...]] = ()
@@ -54,6 +52,21 @@ class Parametrized:
             if p.name != "self" and p.default is not inspect.Parameter.empty
         }
 
+    @classmethod
+    def check_types(cls, params: dict[str, Any]) -> None:
+        """Refuse a value whose type cannot match the parameter's default (``weight=abc``
+        where the default is a number), so third-party plugins get this check for free."""
+        defaults = cls.param_defaults()
+        for key, value in params.items():
+            default = defaults.get(key)
+            if default is None or value is None or isinstance(value, type(default)):
+                continue
+            numeric = isinstance(default, int | float) and not isinstance(default, bool)
+            if numeric and isinstance(value, int | float) and not isinstance(value, bool):
+                continue  # 1 for a float default is fine; check_params decides the rest
+            kind = "a number" if numeric else type(default).__name__
+            raise ValidationError(f"parameter {key} must be {kind} (default {default!r}); got {value!r}")
+
     def check_params(self) -> None:
         """Raise :class:`ValidationError` for a parameter value that can never work.
 
@@ -74,6 +87,7 @@ class Parametrized:
                 f"{', '.join(unknown)}; accepted: {', '.join(accepted) or '(none)'}"
             )
         try:
+            cls.check_types(params)
             obj = cls(**params)
             obj.check_params()
             return obj

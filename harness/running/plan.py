@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from privbench.host.manager import get_host
+from privbench.protocol.checks import BUDGET, DELTA_ROLES, delta_value, positive_int
 from privbench.protocol.errors import PluginError, PrivbenchError, ValidationError
-from privbench.running.runner import RunSpec
-from privbench.running.specs import parse_spec
+from privbench.running.problems import load_problem
+from privbench.running.specs import RunSpec, parse_spec
 
 LP_PARAM = "lp_backend"
 
@@ -36,10 +37,12 @@ class SweepSpec:
     executor: str | None = None
     workers: int | None = None
     name: str = "sweep"
+    #: timed solves per run after one untimed prepare (runtime_s = their median)
+    repeat: int = 1
 
 
 _KEYS = {"mechanisms", "datasets", "deltas", "seeds", "lp_backends", "metrics", "timeout",
-         "executor", "workers", "name", "description"}
+         "executor", "workers", "name", "description", "repeat"}
 
 
 def _str_list(data: dict[str, Any], key: str, path: Path, *, required: bool) -> list[str]:
@@ -93,7 +96,12 @@ def load_sweep_file(path: str | Path) -> SweepSpec:
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool)
                                 or workers < 1):
         raise ValidationError(f"{p}: 'workers' must be an integer >= 1; got {workers!r}")
+    try:
+        repeat = check_repeat(data.get("repeat", 1))
+    except ValidationError as exc:
+        raise ValidationError(f"{p}: 'repeat': {exc}") from None
     return SweepSpec(
+        repeat=repeat,
         mechanisms=_str_list(data, "mechanisms", p, required=True),
         datasets=_str_list(data, "datasets", p, required=True),
         deltas=[float(d) for d in deltas],
@@ -107,14 +115,9 @@ def load_sweep_file(path: str | Path) -> SweepSpec:
     )
 
 
-def check_delta(delta: Any) -> float:
-    try:
-        value = float(delta)
-    except (TypeError, ValueError):
-        raise ValidationError(f"delta must be a number; got {delta!r}") from None
-    if math.isnan(value) or math.isinf(value) or value < 0:
-        raise ValidationError(f"delta must be a finite number >= 0; got {delta!r}")
-    return value
+def check_repeat(repeat: Any) -> int:
+    """Timed solves per run: an integer >= 1."""
+    return positive_int("repeat", repeat)
 
 
 def check_timeout(timeout: Any, *, what: str = "timeout") -> float:
@@ -138,8 +141,6 @@ def check_dataset(text: str, name: str, params: dict[str, Any]) -> None:
     twice. Exceptions other than privbench's own (a bug in an adapter) are left for the
     run, which records them with a traceback.
     """
-    from privbench.running.runner import load_problem
-
     try:
         load_problem(name, params)
     except PrivbenchError as exc:
@@ -157,7 +158,8 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
     an error. With ``load_datasets`` each dataset is loaded once (:func:`check_dataset`).
     """
     host = get_host()
-    deltas = [check_delta(d) for d in spec.deltas]
+    deltas = [delta_value(d, BUDGET) for d in spec.deltas]
+    check_repeat(spec.repeat)
     if spec.timeout is not None:
         check_timeout(spec.timeout)
     if spec.workers is not None and (not isinstance(spec.workers, int)
@@ -184,8 +186,13 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
         if takes_lp and spec.lp_backends and LP_PARAM not in params:
             variants = [{**params, LP_PARAM: b} for b in spec.lp_backends]
         for variant in variants:
-            cls.create(**variant)  # validates parameter names and constructor
+            cls.create(**variant)  # parameter names, types and check_params
             mechanisms.append((name, variant))
+        if cls.delta_role not in DELTA_ROLES:
+            raise PluginError(f"mechanism {name!r} declares delta_role = {cls.delta_role!r}; "
+                              f"expected one of {', '.join(DELTA_ROLES)}")
+        for delta in deltas:
+            delta_value(delta, cls.delta_role)
     datasets: list[tuple[str, dict[str, Any]]] = []
     for text in spec.datasets:
         name, params = parse_spec(text, what="dataset")
@@ -195,6 +202,6 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
         datasets.append((name, params))
     return [
         RunSpec(mechanism=m, mechanism_params=mp, dataset=d, dataset_params=dp, delta=delta,
-                seed=seed, metrics=tuple(spec.metrics))
+                seed=seed, metrics=tuple(spec.metrics), repeat=spec.repeat)
         for (d, dp), (m, mp), delta, seed in itertools.product(datasets, mechanisms, deltas, spec.seeds)
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from privbench.protocol.errors import ValidationError
@@ -76,3 +77,40 @@ def parse_spec(spec: str, *, what: str = "plugin") -> tuple[str, dict[str, Any]]
 
 def format_params(params: dict[str, Any]) -> str:
     return ",".join(f"{k}={params[k]}" for k in sorted(params))
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """A run as plain data."""
+
+    mechanism: str
+    dataset: str
+    delta: float
+    mechanism_params: dict[str, Any] = field(default_factory=dict)
+    dataset_params: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    metrics: tuple[str, ...] = ()
+    #: timed solves after one untimed prepare (not part of the run's identity)
+    repeat: int = 1
+
+    @property
+    def key(self) -> str:
+        """Stable identity of a run, used by ``--resume``."""
+        def fmt(name: str, params: dict[str, Any]) -> str:
+            inner = ",".join(f"{k}={params[k]}" for k in sorted(params))
+            return f"{name}[{inner}]" if inner else name
+
+        return (f"{fmt(self.mechanism, self.mechanism_params)}|"
+                f"{fmt(self.dataset, self.dataset_params)}|delta={float(self.delta)!r}|"
+                f"seed={self.seed}")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["metrics"] = list(self.metrics)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSpec:
+        data = dict(data)
+        data["metrics"] = tuple(data.get("metrics") or ())
+        return cls(**data)

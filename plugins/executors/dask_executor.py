@@ -4,7 +4,7 @@
 running scheduler; without ``--scheduler`` a ``distributed.LocalCluster`` of worker
 processes is started on loopback for the duration of the sweep.
 
-Each run is shipped as plain data (the ``RunSpec`` dict) to :func:`run_on_worker`, a
+Each run is shipped as plain data (the ``pb.RunSpec`` dict) to :func:`run_on_worker`, a
 top-level function of this module, so workers need privbench (and the plugins the
 sweep uses) installed, nothing else. Records come back with ``as_completed`` and are
 stored as they arrive, so a sweep interrupted at any point keeps every finished run.
@@ -12,7 +12,7 @@ stored as they arrive, so a sweep interrupted at any point keeps every finished 
 Failure semantics, matching the ``process`` executor where Dask allows:
 
 * a run that raises, fails validation or times out gives a record with that status
-  (``execute_run`` never raises);
+  (``pb.execute_run`` never raises);
 * a worker that dies mid-run (segfault, OOM kill, node loss) gets the run re-submitted
   ``retries`` times (default 1), then it is recorded as ``error`` with the reason. The
   local cluster's scheduler is told not to re-run anything itself; an external
@@ -40,22 +40,14 @@ from contextlib import ExitStack
 from typing import Any
 
 import privbench as pb
-from privbench.running.provenance import provenance
-from privbench.running.runner import RunSpec, RunTimeout, empty_record, execute_run
 
 #: how often a run whose worker died is submitted again before it is recorded as an error
 DEFAULT_RETRIES = 1
 
 
-def failed_record(spec: dict[str, Any], status: str, error: str) -> dict[str, Any]:
-    """A record for a run that produced none (lost worker, timeout, broken worker)."""
-    record = empty_record(RunSpec.from_dict(spec))
-    record.update(status=status, error=error, provenance=provenance())
-    return record
-
 
 class _Watchdog:
-    """Raise :class:`RunTimeout` in one thread after ``seconds`` unless disarmed first.
+    """Raise :class:`pb.RunTimeout` in one thread after ``seconds`` unless disarmed first.
 
     Worker threads cannot use SIGALRM, so the exception is injected with
     ``PyThreadState_SetAsyncExc``; the lock makes disarm-then-fire impossible.
@@ -75,7 +67,7 @@ class _Watchdog:
                 return
             self.fired = True
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                ctypes.c_ulong(self.thread_id), ctypes.py_object(RunTimeout))
+                ctypes.c_ulong(self.thread_id), ctypes.py_object(pb.RunTimeout))
 
     def __enter__(self) -> _Watchdog:
         if self.seconds and self.seconds > 0:
@@ -96,9 +88,9 @@ def run_on_worker(spec: dict[str, Any], timeout: float | None = None) -> dict[st
     message = f"run exceeded its time limit of {timeout:g} s" if timeout else "run timed out"
     try:
         with _Watchdog(timeout) as watch:
-            record = execute_run(spec, timeout=None)
-    except RunTimeout:
-        return failed_record(spec, "timeout", message)
+            record = pb.execute_run(spec, timeout=None)
+    except pb.RunTimeout:
+        return pb.failed_record(spec, "timeout", message)
     if watch.fired and record.get("status") == "timeout" and not record.get("error"):
         record["error"] = message
     record.setdefault("metrics", {})["executor"] = "dask"
@@ -208,13 +200,13 @@ class DaskExecutor(pb.Executor):
                         if attempts <= self.retries:
                             queue.append((i, attempts))  # next in line: retried first
                         else:
-                            record = failed_record(specs[i], "error",
+                            record = pb.failed_record(specs[i], "error",
                                                    _lost_worker_text(attempts, exc))
                     else:  # e.g. privbench missing or different on the worker
-                        record = failed_record(specs[i], "error", f"dask task failed: "
+                        record = pb.failed_record(specs[i], "error", f"dask task failed: "
                                                f"{type(exc).__name__}: {exc}")
                 else:  # cancelled: the scheduler went away or someone cancelled the key
-                    record = failed_record(specs[i], "error", f"dask task {future.status}")
+                    record = pb.failed_record(specs[i], "error", f"dask task {future.status}")
                 future.release()
                 top_up()
                 if record is not None:

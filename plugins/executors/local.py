@@ -10,7 +10,6 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import privbench as pb
-from privbench.running.runner import execute_run
 
 
 class LocalExecutor(pb.Executor):
@@ -23,7 +22,7 @@ class LocalExecutor(pb.Executor):
     def map_runs(self, specs: Iterable[dict[str, Any]], *, timeout: float | None
                  ) -> Iterator[dict[str, Any]]:
         for spec in specs:
-            yield execute_run(spec, timeout=timeout)
+            yield pb.execute_run(spec, timeout=timeout)
 
 
 @pb.hookimpl

@@ -15,14 +15,6 @@ from concurrent.futures import as_completed
 from typing import Any
 
 import privbench as pb
-from privbench.running.provenance import provenance
-from privbench.running.runner import RunSpec, empty_record, execute_run
-
-
-def failed_record(spec: dict[str, Any], status: str, error: str) -> dict[str, Any]:
-    record = empty_record(RunSpec.from_dict(spec))
-    record.update(status=status, error=error, provenance=provenance())
-    return record
 
 
 class ProcessExecutor(pb.Executor):
@@ -41,18 +33,18 @@ class ProcessExecutor(pb.Executor):
         pool = ProcessPool(max_workers=workers, context=multiprocessing.get_context("spawn"))
         finished = False
         try:
-            futures = {pool.schedule(execute_run, args=[spec], timeout=timeout): spec
+            futures = {pool.schedule(pb.execute_run, args=[spec], timeout=timeout): spec
                        for spec in specs}
             for future in as_completed(futures):
                 spec = futures[future]
                 try:
                     record = future.result()
                 except FutureTimeout:
-                    record = failed_record(spec, "timeout", f"run exceeded its time limit of {timeout:g} s")
+                    record = pb.failed_record(spec, "timeout", f"run exceeded its time limit of {timeout:g} s")
                 except ProcessExpired as exc:
-                    record = failed_record(spec, "error", f"worker process died (exit code {exc.exitcode})")
+                    record = pb.failed_record(spec, "error", f"worker process died (exit code {exc.exitcode})")
                 except Exception as exc:  # noqa: BLE001
-                    record = failed_record(spec, "error", f"{type(exc).__name__}: {exc}")
+                    record = pb.failed_record(spec, "error", f"{type(exc).__name__}: {exc}")
                 yield record
             finished = True
         finally:

@@ -55,7 +55,6 @@ class ExponentialMechanism(pb.MappingMechanism):
 
     name = "expmec"
     description = "exponential mechanism, β calibrated to the budget (local DP baseline)"
-    parameters = {"beta": [None]}
     test_parameters = {"beta": [None, 0.5]}
 
     def __init__(self, beta: float | None = None, max_n: int = 8192) -> None:
@@ -80,10 +79,7 @@ class ExponentialMechanism(pb.MappingMechanism):
                           f"n exceeds max_n = {self.max_n} (raise it with expmec:max_n=...)")
         return False, None
 
-    def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
-              ) -> pb.MechanismResult:
-        delta = problem.check_delta(delta)
-        self.check_params()
+    def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         D = problem.distortion.to_dense(force=problem.n <= self.max_n)
         stats: dict[str, Any] = {}
         if self.beta is not None:

@@ -16,9 +16,7 @@ class Identity(pb.MappingMechanism):
     def __init__(self) -> None:
         pass
 
-    def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
-              ) -> pb.MechanismResult:
-        problem.check_delta(delta)
+    def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         return self.result(sp.identity(problem.n, format="csc"))
 
 

@@ -32,8 +32,8 @@ class LaplaceNoise(pb.RecordMechanism):
     """Additive Laplace noise calibrated to a null-space run's e_utility."""
 
     name = "laplace"
+    delta_role = "epsilon"
     description = "Laplace noise on features at equal e_utility (null-space paper, Fig. 7)"
-    parameters = {"match": ["nullspace"]}
     test_parameters = {"match": ["nullspace", "budget"], "test_fraction": [0.2]}
 
     def __init__(self, scale: float | None = None, match: str = "nullspace", variant: int = 1,
@@ -66,18 +66,16 @@ class LaplaceNoise(pb.RecordMechanism):
     def _target(self, problem: pb.PrivacyProblem, delta: float, seed: int | None) -> float:
         if self.match == "budget":
             return delta
-        run = NullspaceCleaning(variant=self.variant, desired=self.desired,
+        cleaner = NullspaceCleaning(variant=self.variant, desired=self.desired,
                                 confidential=self.confidential,
                                 test_fraction=self.test_fraction, center=self.center)
-        rec = run.solve(problem, delta, seed=seed).records
+        rec = cleaner.solve(problem, delta, seed=seed).records
         test = rec["test"]
         move = (rec["original"][test] - rec["released"][test]) @ rec["ally_weights"]
         return float(np.mean(np.sum(move * move, axis=1)))
 
-    def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
-              ) -> pb.MechanismResult:
-        delta = problem.check_delta(delta)
-        self.check_params()
+    def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        seed = self.context.seed
         data = _records.prepare(problem, desired=self.desired, confidential=self.confidential,
                                 test_fraction=self.test_fraction, center=bool(self.center),
                                 seed=seed, what="laplace")

@@ -35,8 +35,8 @@ class NullspaceCleaning(pb.RecordMechanism):
     """Clean feature vectors in the approximate null space of the ally's predictor."""
 
     name = "nullspace"
+    delta_role = "epsilon"
     description = "null-space cleaning of feature vectors (Xu et al. AAAI 2017, Alg. 1-2)"
-    parameters = {"variant": [1, 2]}
     test_parameters = {"variant": [1, 2], "test_fraction": [0.2]}
 
     def __init__(self, variant: int = 1, desired: Any = None, confidential: Any = None,
@@ -56,10 +56,9 @@ class NullspaceCleaning(pb.RecordMechanism):
         reason = _records.missing_requirements(problem, self.desired, self.confidential)
         return (True, f"nullspace {reason}") if reason else (False, None)
 
-    def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
-              ) -> pb.MechanismResult:
-        eps = problem.check_delta(delta)
-        self.check_params()
+    def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        seed = self.context.seed
+        eps = delta
         data = _records.prepare(problem, desired=self.desired, confidential=self.confidential,
                                 test_fraction=self.test_fraction, center=bool(self.center),
                                 seed=seed, what="nullspace")

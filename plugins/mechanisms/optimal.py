@@ -41,7 +41,6 @@ class Optimal(pb.MappingMechanism):
     description = "exact convex program (1) via cvxpy (Clarabel); small alphabets only"
     requirements = ("cvxpy",)
     extra = "cvxpy"
-    parameters = {"solver": ["CLARABEL"]}
     test_parameters = {"solver": ["CLARABEL"]}
 
     def __init__(self, solver: str = "CLARABEL", max_n: int = 300, verbose: bool = False,

@@ -69,7 +69,6 @@ class QuantizedMapping(pb.MappingMechanism):
 
     name = "quantized"
     description = "quantize the alphabet, solve on K clusters (Salamatian et al. 2013, Alg. 1)"
-    parameters = {"n_clusters": [25], "inner": ["optimal"]}
     test_parameters = {"n_clusters": [3], "inner": ["expmec"]}
     respects_budget = False  # distortion is bounded by Δ + r (Theorem 1), not Δ
 
@@ -85,7 +84,7 @@ class QuantizedMapping(pb.MappingMechanism):
         self.max_iter = max_iter
 
     def check_params(self) -> None:
-        inner = pb.get_mechanism(self.inner, **self._validate())
+        inner = self.context.get_mechanism(self.inner, **self._validate())
         if inner.output != "mapping":
             raise pb.ValidationError(
                 f"quantized: inner mechanism {self.inner!r} is a {inner.output} mechanism; "
@@ -133,11 +132,10 @@ class QuantizedMapping(pb.MappingMechanism):
         runs = [k_medoids(d, k, p_b, max_iter=self.max_iter, init=s) for s in starts]
         return min(runs, key=lambda q: (q.mean_distortion(p_b), q.radius))
 
-    def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
-              ) -> pb.MechanismResult:
-        delta = problem.check_delta(delta)
+    def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        seed = self.context.seed
         inner_params = self._validate()
-        inner = pb.get_mechanism(self.inner, **inner_params)
+        inner = self.context.get_mechanism(self.inner, **inner_params)
         if inner.output != "mapping":
             raise pb.ValidationError(
                 f"quantized: inner mechanism {self.inner!r} is a {inner.output} mechanism; "
@@ -155,7 +153,8 @@ class QuantizedMapping(pb.MappingMechanism):
         if skip:
             raise pb.ValidationError(f"quantized: inner mechanism {self.inner!r} cannot run "
                                      f"on the quantized problem: {reason}")
-        inner_result = inner.solve(reduced, delta, seed=seed)
+        inner.prepare(reduced, self.context)
+        inner_result = inner.run(reduced, delta)
         Q = pb.validate_mapping(inner_result.mapping, centers.size)
         # eq. (4): X[center_k, j] = q(ĉ_k | ψ(b_j))
         composed = sp.csc_array(Q[:, q.labels])  # (K, n): column j is column ψ(j) of Q

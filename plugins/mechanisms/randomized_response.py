@@ -50,7 +50,6 @@ class RandomizedResponse(pb.MappingMechanism):
 
     name = "randomized_response"
     description = "k-ary randomized response, ε from the budget in closed form (local DP)"
-    parameters = {"epsilon": [None]}
     test_parameters = {"epsilon": [None, 1.0]}
 
     def __init__(self, epsilon: float | None = None, max_n: int = 8192) -> None:
@@ -77,11 +76,8 @@ class RandomizedResponse(pb.MappingMechanism):
                           f"mapping; n exceeds max_n = {self.max_n}")
         return False, None
 
-    def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
-              ) -> pb.MechanismResult:
-        delta = problem.check_delta(delta)
+    def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         n = problem.n
-        self.check_params()
         if self.epsilon is not None:
             eps = float(self.epsilon)
         else:

@@ -64,7 +64,6 @@ class SPPM(pb.MappingMechanism):
 
     name = "sppm"
     description = "SPPM: Frank-Wolfe + column generation, certified gap (gap_bits)"
-    parameters = {"iterations": [100], "lp_backend": ["mckp"]}
     test_parameters = {"iterations": [30], "lp_backend": ["mckp", "highs"]}
 
     def __init__(self, iterations: int = 100, tol: float = 1e-4, lp_backend: str = "mckp",

@@ -82,8 +82,8 @@ class TradeoffModel(pb.SelectionMechanism):
     """Rank admissible attribute partitions by a classifier metric."""
 
     name = "tradeoff"
+    delta_role = "unused"
     description = "rank admissible attribute partitions by a classifier (Srivastava et al. 2019)"
-    parameters = {"p": [2], "objective": list(OBJECTIVES)}
     test_parameters = {"table": ["slides"], "p": [2]}
     requirements = ("sklearn",)
     extra = "ml"
@@ -148,7 +148,7 @@ class TradeoffModel(pb.SelectionMechanism):
         if not isinstance(p, int) or isinstance(p, bool) or p < 1:
             raise pb.ValidationError(f"tradeoff: p must be an integer >= 1; got {p!r}")
         self._validate(None)
-        pb.get_host().get("executor", self.executor)
+        self.context.executor(self.executor)  # an unknown executor is a bad parameter
 
     def _validate(self, n_attributes: int | None) -> tuple[list, list]:
         p = self.p
@@ -179,15 +179,11 @@ class TradeoffModel(pb.SelectionMechanism):
         return pe, ue
 
     def _executor(self) -> pb.Executor:
-        cls = pb.get_host().get("executor", self.executor)
-        params = {"workers": self.workers} if self.workers and "workers" in cls.param_names() \
-            else {}
-        return cls.create(**params)  # type: ignore[return-value]
+        return self.context.executor(self.executor, self.workers)
 
     # -- solve ------------------------------------------------------------------------
-    def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
-              ) -> pb.MechanismResult:
-        problem.check_delta(delta)
+    def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        seed = self.context.seed
         if self.table not in TABLES:
             raise pb.ValidationError(f"tradeoff: table must be one of {', '.join(TABLES)}; "
                                      f"got {self.table!r}")

@@ -1,0 +1,70 @@
+"""Loading problems once per process, and handing each run a view it cannot change.
+
+The cache keeps the last few problems a process loaded (sweeps revisit the same data
+set for every mechanism and budget). Cached arrays are read-only, and every run gets a
+shallow copy whose mutable containers are its own, so no mechanism can alter what a
+later run sees.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from privbench.host.manager import get_host
+from privbench.protocol.errors import PrivbenchError
+from privbench.protocol.problem import PrivacyProblem
+
+_CACHE: OrderedDict[str, PrivacyProblem] = OrderedDict()
+CACHE_SIZE = 4
+
+
+def _freeze_arrays(obj: Any, depth: int = 0) -> None:
+    """Mark every numpy array reachable through ``obj``'s attributes read-only."""
+    if depth > 2:
+        return
+    for value in list(getattr(obj, "__dict__", {}).values()):
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+        elif hasattr(value, "__dict__") and not isinstance(value, type):
+            _freeze_arrays(value, depth + 1)
+
+
+def freeze(problem: PrivacyProblem) -> PrivacyProblem:
+    """Make ``problem``'s arrays (joint, marginals, features, distortion tables) read-only."""
+    problem.p_b, problem.p_a, problem.prior_mi_bits  # noqa: B018 - fill the cached marginals first
+    _freeze_arrays(problem)
+    _freeze_arrays(problem.distortion)
+    return problem
+
+
+def run_view(problem: PrivacyProblem) -> PrivacyProblem:
+    """A per-run copy: shared read-only arrays, its own records table and dictionaries."""
+    view = copy.copy(problem)
+    state = view.__dict__
+    if problem.records is not None:
+        state["records"] = problem.records.copy()
+    state["meta"] = copy.deepcopy(problem.meta)
+    if hasattr(problem, "extras"):
+        state["extras"] = dict(problem.extras)
+    return view
+
+
+def load_problem(name: str, params: dict[str, Any]) -> PrivacyProblem:
+    """Load a data set through its adapter, cached per process (read-only)."""
+    key = name + json.dumps(params, sort_keys=True, default=str)
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    adapter = get_host().get("dataset", name).create(**params)
+    problem = adapter.load()
+    if not isinstance(problem, PrivacyProblem):
+        raise PrivbenchError(f"dataset {name!r} returned {type(problem).__name__}, not a PrivacyProblem")
+    _CACHE[key] = freeze(problem)
+    while len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return problem

@@ -1,0 +1,67 @@
+"""The run record: its fields (declared once), JSON-safe values, and who may write what.
+
+Metrics write the record's top-level fields; a mechanism's own stats go under
+``metrics`` and never overwrite a field (a colliding stat is kept as
+``mechanism_<name>``); only ``gap_bits``, the mechanism's own certificate, is lifted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: the top-level fields of a run record, in output order (DESIGN.md contract)
+RECORD_FIELDS = (
+    "mechanism", "dataset", "params", "dataset_params", "delta", "seed", "lp_backend",
+    "status", "error", "mi_bits", "prior_mi_bits", "distortion", "runtime_s", "peak_mem_mb",
+    "n", "nnz", "support_max", "gap_bits", "metrics", "run_key",
+)
+STATUSES = ("ok", "error", "timeout", "invalid", "skip")
+#: stats a mechanism may set at top level
+MECHANISM_FIELDS = ("gap_bits",)
+#: fields the runner fills itself; metrics may not write them
+RUNNER_FIELDS = ("mechanism", "dataset", "params", "dataset_params", "delta", "seed",
+                 "lp_backend", "status", "error", "runtime_s", "peak_mem_mb", "n",
+                 "prior_mi_bits", "metrics", "run_key")
+
+
+def plain(value: Any) -> Any:
+    """JSON-friendly Python values (numpy converted, non-finite floats to None, the rest repr'd)."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist())
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        f = float(value)
+        return f if np.isfinite(f) else None
+    if value is None or isinstance(value, str):
+        return value
+    text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def fill_metrics(record: dict[str, Any], values: dict[str, Any]) -> None:
+    """Metric values: record fields at top level (one writer each), the rest under ``metrics``."""
+    for key, value in values.items():
+        if key in RECORD_FIELDS and key not in RUNNER_FIELDS:
+            record[key] = value
+        else:
+            record["metrics"][key] = value
+
+
+def fill_stats(record: dict[str, Any], stats: dict[str, Any]) -> None:
+    """A mechanism's stats under ``metrics``; never over a field or a metric's value."""
+    for key, value in stats.items():
+        if key in MECHANISM_FIELDS:
+            record[key] = value
+        elif key in RECORD_FIELDS or key in record["metrics"]:
+            record["metrics"][f"mechanism_{key}"] = value
+        else:
+            record["metrics"][key] = value

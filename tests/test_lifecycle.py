@@ -1,0 +1,153 @@
+"""The runner drives one lifecycle for every mechanism (issue 13)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import privbench as pb
+from privbench.cli import main
+from privbench.testing import check_mechanism
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.fixture
+def lifecycle_host(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.setenv("PRIVBENCH_PLUGIN_MODULES", "lifecycle_plugins")
+    from privbench.host import manager as host_module
+
+    fresh = pb.PluginHost(env={**os.environ, "PRIVBENCH_PLUGIN_MODULES": "lifecycle_plugins"})
+    previous = host_module.set_host(fresh)
+    yield fresh
+    host_module.set_host(previous)
+
+
+def _run(mechanism: str, delta: float = 1.0, m: int = 4, **kw) -> dict:
+    spec = pb.RunSpec(mechanism=mechanism, dataset="synthetic", dataset_params={"m": m},
+                      delta=delta, **kw)
+    return pb.execute_run(spec.to_dict(), timeout=kw.pop("timeout", None))
+
+
+def test_prepare_once_then_repeat_timed_runs(lifecycle_host) -> None:
+    from lifecycle_plugins import Nearest
+
+    Nearest.calls.clear()
+    spec = pb.RunSpec(mechanism="nearest", dataset="synthetic", dataset_params={"m": 3}, delta=1.0,
+                      mechanism_params={"prepare_s": 0.3}, repeat=3, seed=7)
+    record = pb.execute_run(spec.to_dict())
+    assert record["status"] == "ok", record["error"]
+    assert Nearest.calls == ["prepare", "run", "run", "run"]
+    samples = record["metrics"]["runtime_samples_s"]
+    assert len(samples) == 3 and record["runtime_s"] == sorted(samples)[1]
+    assert record["metrics"]["prepare_s"] >= 0.3 > record["runtime_s"]  # prepare is not timed
+
+
+def test_stats_never_overwrite_record_fields(lifecycle_host) -> None:
+    record = _run("nearest", seed=5)
+    assert record["status"] == "ok"
+    assert record["runtime_s"] != 123.0 and record["metrics"]["mechanism_runtime_s"] == 123.0
+    assert record["nnz"] == 16 and record["metrics"]["mechanism_nnz"] == -1
+    assert record["mi_bits"] == pytest.approx(pb.load_dataset("synthetic", m=4).prior_mi_bits)
+    assert record["metrics"]["mechanism_mi_bits"] == 9.0
+    assert record["gap_bits"] == 0.0 and record["metrics"]["seed_seen"] == 5
+    # a stat that is not JSON-serialisable is converted, never a crash of --json
+    assert record["metrics"]["odd"].startswith("<object object")
+    assert record["metrics"]["array"] == [0, 1, 2]
+    json.dumps(record)
+
+
+@pytest.mark.parametrize("executor", ["local", "process", "dask"])
+def test_a_mechanism_cannot_change_what_later_runs_see(lifecycle_host, tmp_path, executor) -> None:
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('mechanisms = ["expmec", "vandal", "expmec"]\ndatasets = ["synthetic:m=4"]\n'
+                     "deltas = [1.0]\n")
+    db = tmp_path / "r.sqlite"
+    assert main(["sweep", str(sweep), "--db", str(db), "--executor", executor]) == 0
+    rows = sqlite3.connect(db).execute(
+        "SELECT mechanism, status, mi_bits, prior_mi_bits FROM runs ORDER BY rowid").fetchall()
+    expmec = [r for r in rows if r[0] == "expmec"]
+    assert expmec and all(r[1] == "ok" and r[2] == pytest.approx(0.8379, abs=1e-4) for r in expmec)
+    assert all(r[3] == pytest.approx(1.0) for r in rows)
+
+
+def test_legacy_solve_still_runs_with_a_deprecation_warning(lifecycle_host) -> None:
+    with pytest.warns(DeprecationWarning, match="old solve"):
+        record = _run("legacy", seed=3)
+    assert record["status"] == "ok" and record["metrics"]["seed_seen"] == 3
+    res = pb.get_mechanism("legacy").solve(pb.load_dataset("synthetic", m=3), delta=0.5)
+    assert res.mapping.shape == (8, 8)
+
+
+def test_plugin_exit_and_keyboard_interrupt_fail_only_their_run(lifecycle_host) -> None:
+    assert "sys.exit(3)" in _run("exiter")["error"]
+    record = _run("exiter", mechanism_params={"how": "interrupt"})
+    assert record["status"] == "error" and "KeyboardInterrupt" in record["error"]
+
+
+def test_a_timeout_cannot_be_swallowed(lifecycle_host) -> None:
+    spec = pb.RunSpec(mechanism="swallower", dataset="synthetic", dataset_params={"m": 3}, delta=1.0)
+    record = pb.execute_run(spec.to_dict(), timeout=0.5)
+    assert record["status"] == "timeout"
+
+
+@pytest.mark.parametrize("argv", [
+    ["-m", "nearest:weight=-1"],       # the plugin's own check_params
+    ["-m", "nearest:weight=abc"],      # the generic type check against the default
+    ["-m", "expmec:beta=-1"],
+    ["-m", "nearest", "--repeat", "0"],
+])
+def test_bad_parameters_exit_2_and_store_nothing(lifecycle_host, tmp_path, capsys, argv) -> None:
+    db = tmp_path / "r.sqlite"
+    code = main(["run", *argv, "-d", "synthetic:m=3", "--delta", "1", "--db", str(db)])
+    assert code == 2
+    assert capsys.readouterr().err.strip()
+    assert not db.exists() or sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
+def test_repeat_in_a_sweep_file(lifecycle_host, tmp_path) -> None:
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('mechanisms = ["nearest"]\ndatasets = ["synthetic:m=3"]\ndeltas = [1.0]\nrepeat = 2\n')
+    db = tmp_path / "r.sqlite"
+    assert main(["sweep", str(sweep), "--db", str(db)]) == 0
+    (metrics,) = sqlite3.connect(db).execute("SELECT metrics FROM runs").fetchone()
+    assert len(json.loads(metrics)["runtime_samples_s"]) == 2
+    sweep.write_text('mechanisms = ["nearest"]\ndatasets = ["synthetic:m=3"]\ndeltas = [1.0]\nrepeat = 0\n')
+    assert main(["sweep", str(sweep), "--db", str(tmp_path / "other.sqlite")]) == 2
+
+
+@pytest.mark.parametrize("name", ["expmec", "identity", "randomized_response", "quantized",
+                                  "nullspace", "laplace", "tradeoff", "nearest"])
+def test_check_mechanism_drives_every_kind(lifecycle_host, name) -> None:
+    rows = check_mechanism(lifecycle_host.get("mechanism", name))
+    grid = lifecycle_host.get("mechanism", name).test_parameters
+    assert {json.dumps(r["params"], sort_keys=True) for r in rows} == {
+        json.dumps(dict(zip(sorted(grid), combo, strict=True)), sort_keys=True)
+        for combo in __import__("itertools").product(*(grid[k] for k in sorted(grid)))}
+
+
+def test_check_mechanism_catches_a_mechanism_that_writes_into_the_problem(lifecycle_host) -> None:
+    class Writer(pb.MappingMechanism):
+        name = "writer"
+
+        def __init__(self) -> None:
+            pass
+
+        def run(self, problem, delta):
+            problem.joint[0, 0] = 0.5
+            return self.result(__import__("scipy.sparse").sparse.identity(problem.n, format="csc"))
+
+    with pytest.raises(ValueError, match="read-only"):
+        check_mechanism(Writer)
+
+
+def test_no_plugin_reaches_for_the_host() -> None:
+    out = subprocess.run(["grep", "-rn", "get_host", str(TESTS.parent / "plugins")],
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and out.stdout == ""  # grep: 1 = no match
