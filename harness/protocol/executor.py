@@ -15,9 +15,14 @@ from privbench.protocol.plugin import Parametrized
 
 
 class Executor(Parametrized):
-    """Required: ``map_runs``. Optional: ``map_tasks`` for generic parallel work."""
+    """Required: ``map_runs``. Optional: ``map_tasks`` for generic parallel work.
+
+    ``on_progress`` is set by the CLI before ``map_runs`` on executors that run in the
+    CLI's process (``local``): it receives a mechanism's in-solve progress reports.
+    """
 
     kind: ClassVar[str] = "executor"
+    on_progress: Callable[..., None] | None = None
 
     def map_runs(
         self, specs: Iterable[dict[str, Any]], *, timeout: float | None

@@ -22,7 +22,7 @@ class LocalExecutor(pb.Executor):
     def map_runs(self, specs: Iterable[dict[str, Any]], *, timeout: float | None
                  ) -> Iterator[dict[str, Any]]:
         for spec in specs:
-            yield pb.execute_run(spec, timeout=timeout)
+            yield pb.execute_run(spec, timeout=timeout, on_progress=self.on_progress)
 
 
 @pb.hookimpl
