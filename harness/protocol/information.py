@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from privbench.protocol.mapping import validate_mapping
+
 if TYPE_CHECKING:
     from privbench.protocol.problem import PrivacyProblem
 
@@ -54,8 +56,6 @@ def _checked(problem: PrivacyProblem, mapping: Any) -> sp.csc_array:
     Without the check a matrix that is not a conditional pmf gives a number that means
     nothing (a negative distortion, I = 0 for a matrix of ones).
     """
-    from privbench.protocol.mechanism import validate_mapping
-
     return validate_mapping(mapping, problem.n)
 
 

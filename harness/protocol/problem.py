@@ -12,6 +12,7 @@ import pandas as pd
 
 from privbench.protocol.distortion import Distortion, as_distortion
 from privbench.protocol.errors import ValidationError
+from privbench.protocol.information import mutual_information_of_joint
 
 
 def _as_joint(joint: Any) -> np.ndarray:
@@ -126,8 +127,6 @@ class PrivacyProblem:
     @cached_property
     def prior_mi_bits(self) -> float:
         """I(A; B) in bits: the leakage of releasing B as it is."""
-        from privbench.protocol.information import mutual_information_of_joint
-
         return mutual_information_of_joint(self.joint)
 
     def check_delta(self, delta: float) -> float:

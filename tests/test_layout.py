@@ -1,0 +1,40 @@
+"""The tree keeps its architecture: tools/check_layout.py finds no cycle, no function
+over 80 lines, no plugin reaching into another's private modules, no layer breach."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("check_layout", ROOT / "tools" / "check_layout.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_checker_sees_a_cycle_hidden_in_a_function() -> None:
+    tool = _tool()
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert tool.cycles(graph) == [["a", "b", "c"]]
+
+
+def test_the_checker_sees_a_long_function(tmp_path) -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(85))
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent("def f():\n") + body + "\n")
+    assert _tool().long_functions(path) == [(1, "f", 86)]
+
+
+def test_the_checker_sees_a_plugin_reaching_into_sppm() -> None:
+    tool = _tool()
+    known = tool.modules()
+    assert tool._reaches("privbench.plugins.mechanisms.optimal",
+                         "privbench.plugins.mechanisms._sppm.pricing", known) == \
+        "privbench.plugins.mechanisms.sppm"
+    assert tool._reaches("privbench.plugins.mechanisms.sppm",
+                         "privbench.plugins.mechanisms._sppm.pricing", known) is None

@@ -1,0 +1,181 @@
+"""Check the layering of privbench's source tree; exit 1 with one line per problem.
+
+    python tools/check_layout.py
+
+Reports: import cycles between modules (imports inside functions included, so a cycle
+cannot hide behind a lazy import), functions longer than 80 lines in harness/, plugins/
+and datasets/, a plugin importing another plugin's private (``_x``) modules, and a
+layer importing one above it (protocol < host < running < results < cli; see
+docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = {"harness": "privbench", "plugins": "privbench.plugins", "datasets": "privbench.datasets"}
+MAX_LINES = 80
+#: what each layer of the host may import (besides itself and the standard library)
+ALLOWED = {
+    "privbench.protocol": set(),
+    "privbench.host": {"privbench.protocol"},
+    "privbench.running": {"privbench.protocol", "privbench.host"},
+    "privbench.results": {"privbench.protocol"},
+}
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for folder, package in FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join([package, *parts])] = path
+    return found
+
+
+def _resolve(module: str, path: Path, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports(module: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """Every privbench module ``module`` imports, at any depth of its code."""
+    targets: set[str] = set()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                 and "TYPE_CHECKING" in ast.unparse(block.test) for n in ast.walk(block)}
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(module, path, node)
+            names = [f"{base}.{a.name}" for a in node.names] + [base]
+        for name in names:
+            while name and name not in known:
+                name = name.rpartition(".")[0]
+            if name and name != module and name.startswith("privbench"):
+                targets.add(name)
+    return targets
+
+
+def _is_ancestor(a: str, b: str) -> bool:
+    return b.startswith(a + ".")
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(10_000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def long_functions(path: Path) -> list[tuple[int, str, int]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [(node.lineno, node.name, node.end_lineno - node.lineno + 1)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.end_lineno - node.lineno + 1 > MAX_LINES]
+
+
+def _layer(module: str) -> str | None:
+    return next((layer for layer in ALLOWED if module == layer or _is_ancestor(layer, module)), None)
+
+
+def _private_owner(target: str, known: dict[str, Path]) -> str | None:
+    """Who may import private module ``target``: ``_sppm.x`` belongs to plugin ``sppm``
+    when a sibling module of that name exists, else ``_x`` is shared by its folder."""
+    parts = target.split(".")
+    i = next((i for i, p in enumerate(parts) if i > 1 and p.startswith("_") and not p.startswith("__")), None)
+    if i is None:
+        return None
+    folder = ".".join(parts[:i])
+    plugin = f"{folder}.{parts[i][1:]}"
+    return plugin if plugin in known else folder
+
+
+def _reaches(module: str, target: str, known: dict[str, Path]) -> str | None:
+    owner = _private_owner(target, known)
+    if owner is None or not module.startswith("privbench.plugins"):
+        return None
+    parts = target.split(".")
+    first_private = next(i for i, p in enumerate(parts) if i > 1 and p.startswith("_"))
+    private_root = ".".join(parts[: first_private + 1])
+    inside = module == private_root or module.startswith(private_root + ".")
+    if inside or module == owner or (owner not in known or known[owner].name == "__init__.py") \
+            and module.rpartition(".")[0] == owner:
+        return None
+    return owner
+
+
+def problems() -> tuple[list[str], int, int]:
+    known = modules()
+    # a package's __init__ importing its own submodules is not a cycle of the design
+    graph = {m: {t for t in imports(m, p, known) if not _is_ancestor(t, m) and not _is_ancestor(m, t)}
+             for m, p in known.items()}
+    found = [f"import cycle: {' -> '.join(c)}" for c in cycles(graph)]
+    for module, path in known.items():
+        rel = path.relative_to(ROOT)
+        found += [f"long function: {rel}:{line} {name} ({n} lines)"
+                  for line, name, n in long_functions(path)]
+        layer = _layer(module)
+        for target in sorted(graph[module]):
+            tlayer = _layer(target)
+            if layer and (target == "privbench" or (tlayer and tlayer != layer and tlayer not in ALLOWED[layer])
+                          or (not tlayer and target.startswith("privbench."))):
+                found.append(f"layer breach: {module} imports {target}")
+            owner = _reaches(module, target, known)
+            if owner:
+                found.append(f"plugin reach: {rel} imports {target}, private to {owner}")
+    return found, len(known), sum(len(t) for t in graph.values())
+
+
+def main() -> int:
+    found, n_modules, n_edges = problems()
+    for line in found:
+        print(line)
+    print(f"{n_modules} modules, {n_edges} import edges: {len(found)} problem(s)")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
