@@ -54,21 +54,20 @@ HOOK_KINDS: dict[str, tuple[str, type]] = {
 }
 KINDS = tuple(kind for kind, _ in HOOK_KINDS.values())
 
-_KIND_HINTS = (
-    (".lp.", "lp_backend"),
-    ("lp_backend", "lp_backend"),
-    ("dataset", "dataset"),
-    ("metric", "metric"),
-    ("executor", "executor"),
-    ("report", "reporter"),
-)
+def _declared_kind(module_path: str) -> str:
+    """Kind of a module that could not be imported, from the hooks its source defines
+    (read, not imported; default mechanism when the source cannot be found)."""
+    import ast
 
-
-def _guess_kind(module_path: str) -> str:
-    """Kind of a module that could not be imported, from its dotted path (default mechanism)."""
-    for hint, kind in _KIND_HINTS:
-        if hint in module_path:
-            return kind
+    try:
+        spec = importlib.util.find_spec(module_path)
+        source = spec.loader.get_source(module_path) if spec and spec.loader else None  # type: ignore[attr-defined]
+        tree = ast.parse(source or "")
+    except Exception:  # noqa: BLE001 - a module that cannot even be found or parsed
+        return "mechanism"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name in HOOK_KINDS:
+            return HOOK_KINDS[node.name][0]
     return "mechanism"
 
 
@@ -189,7 +188,7 @@ class PluginHost:
         self._log(f"broken {name}: {reason}")
         self._load_problems.append(
             PluginInfo(
-                kind=_guess_kind(source.module), name=name, version=source.version,
+                kind=_declared_kind(source.module), name=name, version=source.version,
                 distribution=source.distribution, status="broken", reason=reason,
                 plugin=name, module=source.module,
             )
@@ -245,7 +244,7 @@ class PluginHost:
                                       status, reason, _plugin, _source.module, cls)
 
                 try:
-                    classes = impl.function() or []
+                    classes = self._call_one(hook_name, impl.plugin_name)
                     self._log(f"{impl.plugin_name}.{hook_name} -> {classes!r}")
                 except Exception as exc:  # noqa: BLE001
                     rows.append(row(impl.plugin_name, "broken", f"{hook_name} failed: "
@@ -273,6 +272,14 @@ class PluginHost:
         rows.extend(self._load_problems)
         rows.sort(key=lambda r: (KINDS.index(r.kind) if r.kind in KINDS else 99, r.name))
         return rows
+
+    def _call_one(self, hook_name: str, plugin_name: str) -> list[Any]:
+        """Call one plugin's registration hook through pluggy (so tracing and other
+        plugins' hook wrappers apply), leaving out the other plain implementations."""
+        others = [impl.plugin for impl in getattr(self.pm.hook, hook_name).get_hookimpls()
+                  if impl.plugin_name != plugin_name and not (impl.hookwrapper or impl.wrapper)]
+        results = self.pm.subset_hook_caller(hook_name, remove_plugins=others)()
+        return [cls for result in results for cls in (result or [])]
 
     def _by_kind(self, kind: str) -> dict[str, type]:
         return {p.name: p.cls for p in self.plugins()

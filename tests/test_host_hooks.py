@@ -1,0 +1,49 @@
+"""Hooks are called through pluggy: wrappers and tracing work for third parties."""
+
+from __future__ import annotations
+
+import sys
+
+import pluggy
+
+import privbench as pb
+from privbench.host.manager import PluginHost, _declared_kind
+
+
+class _Extra(pb.MappingMechanism):
+    name = "wrapped_extra"
+
+    def __init__(self) -> None:
+        pass
+
+
+def test_a_hook_wrapper_sees_and_changes_every_registration(host: PluginHost) -> None:
+    seen: list[str] = []
+
+    class Wrapper:
+        @pluggy.HookimplMarker("privbench")(wrapper=True)
+        def privbench_register_mechanisms(self):
+            result = yield  # one list of classes per implementation called
+            seen.append(",".join(sorted(c.name for classes in result for c in classes)))
+            return result + [[_Extra]] if "expmec" in seen[-1] else result
+
+    host.pm.register(Wrapper(), name="wrapper")
+    assert host.get("mechanism", "wrapped_extra") is _Extra
+    assert any("expmec" in s for s in seen)
+    assert host.get("mechanism", "expmec").name == "expmec"  # built-ins still listed once
+    assert sum(1 for r in host.plugins() if r.name == "expmec" and r.kind == "mechanism") == 1
+
+
+def test_tracing_shows_pluggy_hook_calls(capsys) -> None:
+    PluginHost(env={"PRIVBENCH_TRACE_PLUGINS": "1", "PRIVBENCH_PLUGINS": ""}).plugins()
+    err = capsys.readouterr().err
+    assert "privbench_register_mechanisms" in err and "[privbench plugins] registered" in err
+
+
+def test_kind_of_a_broken_module_comes_from_the_hooks_it_defines(tmp_path, monkeypatch) -> None:
+    (tmp_path / "broken_reporter_plugin.py").write_text(
+        "import does_not_exist\n\ndef privbench_register_datasets():\n    return []\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _declared_kind("broken_reporter_plugin") == "dataset"  # not guessed from the name
+    assert _declared_kind("no.such.module") == "mechanism"
+    assert "broken_reporter_plugin" not in sys.modules
