@@ -18,13 +18,14 @@ import privbench as pb
 from privbench.cli import main
 from privbench.host import manager as host_module
 from privbench.results.store import ResultStore
+from privbench.running.records import TIMING_METRICS
 
 distributed = pytest.importorskip("distributed")
 
 TESTS = Path(__file__).resolve().parent
 #: timings, provenance and bookkeeping differ between executors by design
 VOLATILE = {"runtime_s", "peak_mem_mb", "created_at", "id", "sweep_id", "provenance"}
-VOLATILE_METRICS = {"executor", "traceback"}
+VOLATILE_METRICS = {"executor", "traceback", *TIMING_METRICS}
 
 
 @pytest.fixture

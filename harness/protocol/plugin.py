@@ -87,9 +87,15 @@ class Parametrized:
                 f"{', '.join(unknown)}; accepted: {', '.join(accepted) or '(none)'}"
             )
         try:
-            cls.check_types(params)
             obj = cls(**params)
-            obj.check_params()
+            try:
+                obj.check_params()  # the plugin's own message comes first
+            except ValidationError:
+                raise
+            except Exception:
+                cls.check_types(params)  # a TypeError from comparing "abc" with 0
+                raise
+            cls.check_types(params)
             return obj
         except Exception as exc:  # noqa: BLE001 - re-raised with context
             error = ValidationError if isinstance(exc, ValidationError) else PluginError

@@ -18,6 +18,9 @@ RECORD_FIELDS = (
     "n", "nnz", "support_max", "gap_bits", "metrics", "run_key",
 )
 STATUSES = ("ok", "error", "timeout", "invalid", "skip")
+#: what a run measures about its own execution, under ``metrics``: varies between two
+#: otherwise identical runs (compare records without them)
+TIMING_METRICS = ("prepare_s", "peak_rss_mb", "runtime_samples_s")
 #: stats a mechanism may set at top level
 MECHANISM_FIELDS = ("gap_bits",)
 #: fields the runner fills itself; metrics may not write them
