@@ -5,8 +5,9 @@ For each m (synthetic data, n = 2^m symbols, Δ = 2^(m-8)) and each ``--dataset`
 Frank-Wolfe iterations, the certified gap, I(A; B̂), the process's peak memory and
 where the time went (pricing / LP / line search / polish), then the time ratio of each
 backend to the first one. With ``--targets`` each run is checked against the project's
-targets (time, gap, memory). Runs are sequential in this process, so times are
-comparable; the OR-Tools backends solve in their own worker process.
+targets (time, gap, memory). Every run goes through the runner like ``privbench run``
+(SPPM prepares and compiles untimed, the solve alone is timed; ``--db`` stores the
+records); runs are sequential in this process, so times are comparable.
 """
 
 from __future__ import annotations
@@ -16,8 +17,13 @@ import json
 from typing import Any
 
 from privbench.api import get_mechanism, load_dataset
+from privbench.host.manager import get_host
+from privbench.protocol.errors import ValidationError
 from privbench.protocol.information import mutual_information
+from privbench.results.store import ResultStore
 from privbench.running.resources import ResourceMeter
+from privbench.running.runner import execute_run
+from privbench.running.specs import RunSpec, parse_spec
 
 #: the targets (seconds, peak MiB or None) for the synthetic data up to m = 12, 14, 16
 #: (smaller alphabets get the next one's), and for any --dataset run
@@ -64,6 +70,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="draw time vs n (log-log) with the paper's claim and the exact "
                         "solver's limit to this PNG file")
     p.add_argument("--json", action="store_true", help="one JSON object per run")
+    p.add_argument("--db", default=None, help="also store every run record in this SQLite store")
     p.set_defaults(func=run)
 
 
@@ -79,84 +86,70 @@ def bench_exact(m: int) -> dict[str, Any]:
             "peak_rss_mb": meter.peak_rss_mb, "status": res.stats.get("solver_status")}
 
 
-def warm_up(backend: str, mode: str = "frank-wolfe") -> None:
-    """Import the backend's solver, start any worker, compile the kernels: not timed."""
-    get_mechanism("sppm", lp_backend=backend, iterations=2, mode=mode, tol=1e-9).solve(
-        load_dataset("synthetic", m=3), 0.5)
+def sppm_params(backend: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The sppm parameters of the command's options; checked like ``run`` checks them."""
+    params = dict(lp_backend=backend, tol=args.tol, iterations=args.iterations,
+                  variant=args.variant, neighbours=args.neighbours, mode=args.mode,
+                  threads=args.threads, prune_after=args.prune_after, rounds=args.rounds,
+                  handover=args.handover, warmup=args.warmup)
+    get_mechanism("sppm", **params)  # create() runs check_params: a bad option exits 2
+    get_host().get("lp_backend", backend)  # an unknown or unavailable backend too
+    return params
 
 
-def _spec(text: str) -> tuple[str, dict[str, Any]]:
-    name, _, rest = text.partition(":")
-    params: dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
-        key, _, value = item.partition("=")
-        params[key] = int(value) if value.lstrip("-").isdigit() else value
-    return name, params
+_STATS = ("iterations", "columns", "lp_solves", "time_pricing_s", "time_lp_s",
+          "time_linesearch_s", "time_polish_s", "converged", "stop_reason")
 
 
-def sppm_for(backend: str, args: argparse.Namespace) -> Any:
-    """The sppm mechanism with the command's options, its parameters already checked."""
-    mech = get_mechanism("sppm", lp_backend=backend, tol=args.tol, iterations=args.iterations,
-                         variant=args.variant, neighbours=args.neighbours, mode=args.mode,
-                         threads=args.threads, prune_after=args.prune_after, rounds=args.rounds,
-                         handover=args.handover, warmup=args.warmup)
-    mech._check_params()
-    return mech
-
-
-def bench_one(label: str, problem: Any, delta: float, backend: str, args: argparse.Namespace,
-              target: tuple[float, float | None] | None) -> dict[str, Any]:
-    mech = sppm_for(backend, args)
-    with ResourceMeter() as meter:
-        res = mech.solve(problem, delta)
-    s = res.stats
-    row = {
-        "problem": label, "n": problem.n, "delta": delta, "lp_backend": backend,
-        "mode": args.mode, "tol_bits": args.tol,
-        "time_s": meter.runtime_s, "iterations": s["iterations"], "gap_bits": s["gap_bits"],
-        "mi_bits": mutual_information(problem, res.mapping), "peak_rss_mb": meter.peak_rss_mb,
-        "peak_mem_mb": meter.peak_mem_mb, "columns": s["columns"], "lp_solves": s["lp_solves"],
-        "time_pricing_s": s["time_pricing_s"], "time_lp_s": s["time_lp_s"],
-        "time_linesearch_s": s["time_linesearch_s"], "time_polish_s": s["time_polish_s"],
-        "converged": s["converged"], "stop_reason": s["stop_reason"],
-    }
+def bench_one(label: str, delta: float, backend: str, args: argparse.Namespace,
+              target: tuple[float, float | None] | None, store: ResultStore | None) -> dict[str, Any]:
+    """One SPPM run through the runner; the row of the table from its record."""
+    dataset, dataset_params = parse_spec(label, what="dataset")
+    spec = RunSpec(mechanism="sppm", mechanism_params=sppm_params(backend, args), dataset=dataset,
+                   dataset_params=dataset_params, delta=delta)
+    record = execute_run(spec)
+    if store is not None:
+        store.add(record, sweep_id="benchmark")
+    if record["status"] != "ok":
+        raise ValidationError(f"sppm on {label} at delta={delta:g}: {record['status']}: {record['error']}")
+    m = record["metrics"]
+    row = {"problem": label, "n": record["n"], "delta": delta, "lp_backend": backend,
+           "mode": args.mode, "tol_bits": args.tol, "time_s": record["runtime_s"],
+           "prepare_s": m.get("prepare_s"), "gap_bits": record["gap_bits"],
+           "mi_bits": record["mi_bits"], "peak_rss_mb": m.get("peak_rss_mb"),
+           "peak_mem_mb": record["peak_mem_mb"], **{k: m.get(k) for k in _STATS}}
     if target is not None:
         seconds, mib = target
-        row["target_s"] = seconds
-        row["target_mb"] = mib
-        row["met"] = bool(s["gap_bits"] <= args.tol and meter.runtime_s <= seconds
-                          and (mib is None or meter.peak_rss_mb <= mib))
+        row.update(target_s=seconds, target_mb=mib,
+                   met=bool(row["gap_bits"] <= args.tol and row["time_s"] <= seconds
+                            and (mib is None or row["peak_rss_mb"] <= mib)))
     return row
 
 
 def _problems(args: argparse.Namespace):
     ms = args.m if args.m is not None else ([] if args.dataset else [8, 10, 12])
     for m in ms:
-        yield f"synthetic:m={m}", load_dataset("synthetic", m=m), 2.0 ** (m - 8), \
-            synthetic_target(m)
+        yield f"synthetic:m={m}", 2.0 ** (m - 8), synthetic_target(m)
     for text in args.dataset:  # run() has checked that --delta is given
-        name, params = _spec(text)
-        yield text, load_dataset(name, **params), args.delta, DATASET_TARGET
+        yield text, args.delta, DATASET_TARGET
 
 
 def run(args: argparse.Namespace) -> int:
     backends = args.lp_backend or ["mckp"]
     if args.dataset and args.delta is None:
-        raise SystemExit("privbench benchmark: --dataset needs --delta")
+        raise ValidationError("--dataset needs --delta")
     for backend in backends:  # bad options fail before anything runs
-        sppm_for(backend, args)
+        sppm_params(backend, args)
     rows: list[dict[str, Any]] = []
     head = (f"{'problem':>22} {'n':>6} {'delta':>6} {'backend':>8} {'time_s':>8} {'iters':>6} "
             f"{'gap_bits':>9} {'mi_bits':>8} {'peak_MB':>8} {'|V|':>7} {'pricing':>8} "
             f"{'lp':>7} {'lsearch':>7} {'polish':>7}" + ("  target" if args.targets else ""))
-    for backend in backends:
-        warm_up(backend, args.mode)
     if not args.json:
         print(head)
-    for label, problem, delta, target in _problems(args):
+    store = ResultStore(args.db) if args.db else None
+    for label, delta, target in _problems(args):
         for backend in backends:
-            r = bench_one(label, problem, delta, backend, args,
-                          target if args.targets else None)
+            r = bench_one(label, delta, backend, args, target if args.targets else None, store)
             rows.append(r)
             if args.json:
                 print(json.dumps(r), flush=True)
@@ -184,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
                   f"{r['time_s']:>8.2f} {'':>6} {'':>9} {r['mi_bits']:>8.5f} "
                   f"{r['peak_rss_mb']:>8.1f}  (dense cvxpy, {r['status']})", flush=True)
     if args.plot:
-        from privbench.results.scaling_figure import sppm_scaling_figure
+        from privbench.plugins.reporters.scaling_figure import sppm_scaling_figure
 
         sppm_scaling_figure(rows, exact_rows, args.plot)
         if not args.json:
@@ -203,4 +196,6 @@ def run(args: argparse.Namespace) -> int:
                     else:
                         print(f"{label}: {line['ratio']} total time x{line['time_ratio']:.2f}, "
                               f"LP time x{line['lp_time_ratio']:.2f}")
+    if store is not None:
+        store.close()
     return 1 if args.targets and not all(r.get("met", True) for r in rows) else 0

@@ -87,7 +87,7 @@ class SPPM(pb.MappingMechanism):
         self.warmup = warmup
         self.x0 = x0
 
-    def _check_params(self) -> None:
+    def check_params(self) -> None:
         if not isinstance(self.iterations, numbers.Integral) or isinstance(self.iterations, bool) \
                 or self.iterations < 0:
             raise pb.ValidationError(
@@ -119,7 +119,7 @@ class SPPM(pb.MappingMechanism):
 
     def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
               ) -> pb.MechanismResult:
-        self._check_params()
+        self.check_params()
         delta = problem.check_delta(delta)
         backend = pb.get_lp_backend(str(self.lp_backend))
         out = solve_sppm(problem, delta, backend, iterations=int(self.iterations),
