@@ -147,3 +147,22 @@ def test_a_real_sweep_run_twice_is_unchanged(tmp_path: Path) -> None:
 def test_bad_requests_exit_2(tmp_path: Path, base_db: Path, capsys, args: list[str]) -> None:
     assert regress(*(a.format(base=base_db) for a in args)) == 2
     assert "privbench regress: error:" in capsys.readouterr().err
+
+
+def _timed(samples: list[float]) -> dict[str, Any]:
+    ordered = sorted(samples)
+    return record(runtime_s=ordered[len(ordered) // 2], metrics={"runtime_samples_s": samples})
+
+
+def test_overlapping_repeat_samples_are_noise_not_a_regression(tmp_path: Path) -> None:
+    base = store(tmp_path / "a.sqlite", _timed([1.0, 1.1, 3.2]))
+    new = store(tmp_path / "b.sqlite", _timed([1.0, 1.7, 1.8]))  # median x1.55, samples overlap
+    assert regress(base, new) == 0
+    slower = store(tmp_path / "c.sqlite", _timed([3.3, 3.4, 3.5]))  # every sample slower
+    assert regress(base, slower) == 1
+
+
+def test_the_noise_floor_is_a_tenth_of_a_second(tmp_path: Path) -> None:
+    base = store(tmp_path / "a.sqlite", record(runtime_s=0.1))
+    assert regress(base, store(tmp_path / "b.sqlite", record(runtime_s=0.19))) == 0  # x1.9, 90 ms
+    assert regress(base, store(tmp_path / "c.sqlite", record(runtime_s=0.25))) == 1

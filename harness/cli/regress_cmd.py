@@ -10,7 +10,10 @@ from the same sweep spec. Sides:
   run twice into the same store, e.g. before and after a change, without ``--resume``).
 
 Worse means larger: I(A;B̂) (``mi_bits``), the certified gap (``gap_bits``), the
-distortion and the runtime, or a run that was ok and no longer is. The exit status is
+distortion and the runtime, or a run that was ok and no longer is. Runtime is judged
+honestly about noise: a slow-down must exceed ``--runtime-factor`` and the noise floor
+``--runtime-min`` and, for runs with ``--repeat`` samples, the slowest base sample must
+be faster than the fastest new one. The exit status is
 1 when anything got worse beyond its threshold, 0 otherwise, 2 for a bad request.
 """
 
@@ -40,7 +43,7 @@ class Thresholds:
     gap_bits: float = 1e-4         # absolute, bits
     distortion: float = 1e-3       # relative to max(|base|, 1e-12)
     runtime_factor: float = 1.5    # new / base
-    runtime_min_s: float = 0.05    # ignore slow-downs smaller than this many seconds
+    runtime_min_s: float = 0.1     # noise floor: ignore slow-downs smaller than this many seconds
 
 
 @dataclass(frozen=True)
@@ -99,9 +102,26 @@ def compare_rows(key: str, base: dict[str, Any], new: dict[str, Any], t: Thresho
         check("distortion", n - b > scale, b - n > scale)
     b, n = _num(base.get("runtime_s")), _num(new.get("runtime_s"))
     if b is not None and n is not None:
-        check("runtime_s", n > b * t.runtime_factor and n - b > t.runtime_min_s,
-              b > n * t.runtime_factor and b - n > t.runtime_min_s)
+        b_lo, b_hi = _sample_range(base, b)
+        n_lo, n_hi = _sample_range(new, n)
+        # with repeats the medians must differ beyond the factor AND the samples must not
+        # overlap: one slow sample on a shared machine is noise, not a regression
+        check("runtime_s", n > b * t.runtime_factor and n - b > t.runtime_min_s and n_lo > b_hi,
+              b > n * t.runtime_factor and b - n > t.runtime_min_s and b_lo > n_hi)
     return changes
+
+
+def _sample_range(row: dict[str, Any], runtime: float) -> tuple[float, float]:
+    """(min, max) of a run's timed samples (``--repeat``), else its one runtime."""
+    metrics = row.get("metrics")
+    if isinstance(metrics, str):
+        try:
+            metrics = json.loads(metrics)
+        except ValueError:
+            metrics = None
+    samples = [v for v in (_num(x) for x in ((metrics or {}).get("runtime_samples_s") or []))
+               if v is not None]
+    return (min(samples), max(samples)) if samples else (runtime, runtime)
 
 
 def compare_frames(base: pd.DataFrame, new: pd.DataFrame, t: Thresholds
