@@ -1,7 +1,7 @@
 """Helpers shared by the benchmarks: the problem grid, budgets, mechanisms.
 
-Only the public API is used (``pb.load_dataset``, ``pb.get_mechanism(...).solve``), so
-the suite runs against whatever plugins are installed: a mechanism, LP backend or data
+Only the public API is used (``pb.load_dataset``, ``pb.get_mechanism``, the mechanism
+lifecycle), so the suite runs against whatever plugins are installed: a mechanism, LP backend or data
 set that is unavailable makes its benchmarks skip (``NotImplementedError`` in setup).
 
 Real data (census, movielens) is read from ``$PRIVBENCH_DATA_DIR`` only, never
@@ -115,6 +115,12 @@ def skip_unsuitable(mech: pb.Mechanism, case: Case) -> None:
     skip, reason = mech.skip(case.problem)
     if skip:
         raise NotImplementedError(reason or "mechanism skips this problem")
+
+
+def prepare(mech: pb.Mechanism, case: Case) -> None:
+    """The runner's untimed step, in ``setup``: prepare (indexes, pricers, JIT warm-up),
+    so ``time_*``/``peakmem_*`` measure ``mech.run`` alone, as ``privbench run`` does."""
+    mech.prepare(case.problem, pb.RunContext(seed=0))
 
 
 def leakage_bits(mech: pb.Mechanism, problem: pb.PrivacyProblem, delta: float) -> float:
