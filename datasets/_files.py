@@ -27,7 +27,7 @@ import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from privbench.protocol.errors import DataError, ValidationError
 
@@ -385,13 +385,6 @@ def read_text(source: Source, member: str, encoding: str = "utf-8") -> str:
             f"{source.describe(member)}, line {line}: not valid {encoding} text ({exc.reason})"
         ) from None
 
-
-def open_binary(path: Path) -> BinaryIO:
-    """Open a user's file for reading, turning OS errors into DataError."""
-    try:
-        return open(path, "rb")
-    except OSError as exc:
-        raise DataError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def file_info(source: Source | None, spec: FileSpec, *, checksums: bool = True

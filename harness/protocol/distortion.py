@@ -75,24 +75,6 @@ class Distortion(ABC):
             best = max(best, float(self.block(np.arange(s, min(n, s + step)), cols).max()))
         return best
 
-    def validate(self) -> None:
-        """Raise ValidationError for negative or non-finite values (checked blockwise)."""
-        n = self.n
-        step = max(1, min(n, 2**22 // max(n, 1)))
-        cols = np.arange(n)
-        for s in range(0, n, step):
-            blk = self.block(np.arange(s, min(n, s + step)), cols)
-            if not np.all(np.isfinite(blk)):
-                r, c = np.argwhere(~np.isfinite(blk))[0]
-                raise ValidationError(f"distortion d({s + r}, {c}) is not finite")
-            if (blk < 0).any():
-                r, c = np.argwhere(blk < 0)[0]
-                raise ValidationError(
-                    f"distortion must be non-negative; d({s + r}, {c}) = {blk[r, c]:g}"
-                )
-
-    def has_zero_diagonal(self, atol: float = 0.0) -> bool:
-        return bool(np.all(np.abs(self.diagonal()) <= atol))
 
 
 class MatrixDistortion(Distortion):
@@ -135,9 +117,6 @@ class MatrixDistortion(Distortion):
     @cached_property
     def max_value(self) -> float:
         return float(self.matrix.max()) if self.matrix.size else 0.0
-
-    def validate(self) -> None:  # checked in __init__
-        return None
 
 
 _CDIST = {"hamming": "hamming", "l1": "cityblock", "l2": "euclidean", "sq_l2": "sqeuclidean"}
@@ -196,9 +175,6 @@ class FeatureDistortion(Distortion):
             span = float(self.points.max() - self.points.min()) if self.n else 0.0
             return span * span if self.metric == "sq_l2" else span
         return super().max_value
-
-    def validate(self) -> None:  # a metric on finite points is finite and >= 0
-        return None
 
 
 def as_distortion(value: object, n: int) -> Distortion:

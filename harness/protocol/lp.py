@@ -50,8 +50,6 @@ class LPBackend(Parametrized):
     """Base of LP backend plugins. Required: start, add_columns, set_costs, solve."""
 
     kind: ClassVar[str] = "lp_backend"
-    #: True when the backend keeps its basis between solves
-    warm_start: ClassVar[bool] = False
 
     def start(self, n: int, delta: float) -> None:
         """Create an empty master with n simplex rows and budget Δ."""

@@ -75,10 +75,6 @@ def parse_spec(spec: str, *, what: str = "plugin") -> tuple[str, dict[str, Any]]
     return name, params
 
 
-def format_params(params: dict[str, Any]) -> str:
-    return ",".join(f"{k}={params[k]}" for k in sorted(params))
-
-
 @dataclass(frozen=True)
 class RunSpec:
     """A run as plain data."""

@@ -50,7 +50,6 @@ class HighsBackend(pb.LPBackend):
     description = "HiGHS via highspy: persistent model, warm-started primal simplex"
     requirements = ("highspy",)
     extra = "highs"
-    warm_start = True
 
     def __init__(self, threads: int = 1, simplex_strategy: int = 4, warm: bool = True) -> None:
         self.threads = threads

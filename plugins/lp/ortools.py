@@ -109,7 +109,6 @@ class GlopBackend(_WorkerBackend):
     name = "glop"
     description = "OR-Tools GLOP simplex, in a worker process (cannot share one with highspy)"
     solver_id = "GLOP"
-    warm_start = True
 
     def __init__(self) -> None:
         pass

@@ -33,7 +33,7 @@ class Leakage(pb.Metric):
         return {"mi_bits": M.mutual_information(problem, result.mapping)}
 
 
-class Distortion(pb.Metric):
+class ExpectedDistortion(pb.Metric):
     name = "distortion"
     description = "exact E[d(B, B̂)]"
     needs = frozenset({"mapping"})
@@ -75,4 +75,4 @@ class LocalDP(pb.Metric):
 
 @pb.hookimpl
 def privbench_register_metrics() -> list[type]:
-    return [PriorLeakage, Leakage, Distortion, Support, LocalDP]
+    return [PriorLeakage, Leakage, ExpectedDistortion, Support, LocalDP]
