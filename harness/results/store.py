@@ -17,36 +17,20 @@ from typing import Any
 import pandas as pd
 
 from privbench.protocol.errors import PrivbenchError
+from privbench.protocol.record import JSON_FIELDS, RECORD_SCHEMA
 
 DEFAULT_DB = Path(".privbench") / "results.sqlite"
 FINAL_STATUSES = ("ok", "invalid", "skip")
 
+#: the record's fields (declared once, in protocol.record) plus the store's own
 _COLUMNS: tuple[tuple[str, str], ...] = (
     ("run_key", "TEXT NOT NULL"),
     ("sweep_id", "TEXT"),
-    ("mechanism", "TEXT NOT NULL"),
-    ("dataset", "TEXT NOT NULL"),
-    ("params", "TEXT"),
-    ("dataset_params", "TEXT"),
-    ("lp_backend", "TEXT"),
-    ("delta", "REAL"),
-    ("seed", "INTEGER"),
-    ("status", "TEXT NOT NULL"),
-    ("error", "TEXT"),
-    ("mi_bits", "REAL"),
-    ("prior_mi_bits", "REAL"),
-    ("distortion", "REAL"),
-    ("runtime_s", "REAL"),
-    ("peak_mem_mb", "REAL"),
-    ("n", "INTEGER"),
-    ("nnz", "INTEGER"),
-    ("support_max", "INTEGER"),
-    ("gap_bits", "REAL"),
-    ("metrics", "TEXT"),
+    *(column for column in RECORD_SCHEMA if column[0] != "run_key"),
     ("provenance", "TEXT"),
     ("created_at", "TEXT NOT NULL"),
 )
-JSON_COLUMNS = ("params", "dataset_params", "metrics", "provenance")
+JSON_COLUMNS = (*JSON_FIELDS, "provenance")
 COLUMN_NAMES = tuple(name for name, _ in _COLUMNS)
 
 

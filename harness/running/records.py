@@ -11,12 +11,8 @@ from typing import Any
 
 import numpy as np
 
-#: the top-level fields of a run record, in output order (DESIGN.md contract)
-RECORD_FIELDS = (
-    "mechanism", "dataset", "params", "dataset_params", "delta", "seed", "lp_backend",
-    "status", "error", "mi_bits", "prior_mi_bits", "distortion", "runtime_s", "peak_mem_mb",
-    "n", "nnz", "support_max", "gap_bits", "metrics", "run_key",
-)
+from privbench.protocol.record import RECORD_FIELDS
+
 STATUSES = ("ok", "error", "timeout", "invalid", "skip")
 #: what a run measures about its own execution, under ``metrics``: varies between two
 #: otherwise identical runs (compare records without them)
