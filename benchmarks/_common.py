@@ -149,3 +149,23 @@ def distortion_for_target(mech: pb.Mechanism, case: Case, target_bits: float,
         else:
             lo = mid
     return float(pb.metrics.expected_distortion(problem, best.mapping))
+
+
+class MechanismOnDataset:
+    """Base of the benchmark classes whose parameters are (mechanism label, dataset label).
+
+    ``setup_cache`` loads the data sets once; ``setup`` creates the mechanism and skips
+    unsuitable pairs; with ``prepared`` it also runs the untimed ``prepare``.
+    """
+
+    prepared = False
+
+    def setup_cache(self) -> dict[str, Case]:
+        return load_cases(self.params[1])  # type: ignore[attr-defined]
+
+    def setup(self, cases: dict[str, Case], mech: str, dataset: str) -> None:
+        self.case = require(cases, dataset)
+        self.mech = mechanism(mech)
+        skip_unsuitable(self.mech, self.case)
+        if self.prepared:
+            prepare(self.mech, self.case)

@@ -6,26 +6,22 @@ gap measures what a fixed amount of work certifies on each backend.
 
 from __future__ import annotations
 
-from ._common import Case, load_cases, mechanism, prepare, require, skip_unsuitable
+from ._common import Case, MechanismOnDataset
 
 LP_BACKENDS = ["mckp", "highs", "scipy", "glop", "pdlp", "cvxpy"]
 
 
-class SPPMBackends:
+class SPPMBackends(MechanismOnDataset):
     """Solve time per LP backend, and the gap it certifies."""
 
     params = (LP_BACKENDS, ["synthetic-m6", "census"])
     param_names = ["lp_backend", "dataset"]
     timeout = 600
 
-    def setup_cache(self) -> dict[str, Case]:
-        return load_cases(self.params[1])
+    prepared = True
 
     def setup(self, cases: dict[str, Case], lp_backend: str, dataset: str) -> None:
-        self.case = require(cases, dataset)
-        self.mech = mechanism(f"sppm-{lp_backend}")
-        skip_unsuitable(self.mech, self.case)
-        prepare(self.mech, self.case)
+        super().setup(cases, f"sppm-{lp_backend}", dataset)
 
     def time_solve(self, cases: dict[str, Case], lp_backend: str, dataset: str) -> None:
         """Seconds for one SPPM solve at the benchmark budget; smaller is better."""

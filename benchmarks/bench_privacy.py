@@ -6,19 +6,10 @@ budget, or more distortion needed for the same leakage, is a larger number.
 
 from __future__ import annotations
 
-from ._common import (
-    TARGET_FRACTION,
-    Case,
-    distortion_for_target,
-    leakage_bits,
-    load_cases,
-    mechanism,
-    require,
-    skip_unsuitable,
-)
+from ._common import TARGET_FRACTION, MechanismOnDataset, distortion_for_target, leakage_bits
 
 
-class LeakageAtBudget:
+class LeakageAtBudget(MechanismOnDataset):
     """I(A; B̂) in bits at the fixed benchmark budget Δ."""
 
     params = (["identity", "expmec", "optimal", "sppm-highs"],
@@ -26,15 +17,7 @@ class LeakageAtBudget:
     param_names = ["mechanism", "dataset"]
     timeout = 600
 
-    def setup_cache(self) -> dict[str, Case]:
-        return load_cases(self.params[1])
-
-    def setup(self, cases: dict[str, Case], mech: str, dataset: str) -> None:
-        self.case = require(cases, dataset)
-        self.mech = mechanism(mech)
-        skip_unsuitable(self.mech, self.case)
-
-    def track_mi_bits(self, cases: dict[str, Case], mech: str, dataset: str) -> float:
+    def track_mi_bits(self, cases: dict, mech: str, dataset: str) -> float:
         """Leakage I(A; B̂) in bits of the mapping found at Δ. Larger is worse: the
         mechanism leaks more about the private attribute for the same distortion."""
         return leakage_bits(self.mech, self.case.problem, self.case.delta)
@@ -42,22 +25,14 @@ class LeakageAtBudget:
     track_mi_bits.unit = "bits"  # type: ignore[attr-defined]
 
 
-class DistortionForTarget:
+class DistortionForTarget(MechanismOnDataset):
     """Distortion needed to bring the leakage down to TARGET_FRACTION x I(A;B)."""
 
     params = (["expmec", "optimal", "sppm-highs"], ["synthetic-m6", "census", "movielens"])
     param_names = ["mechanism", "dataset"]
     timeout = 900
 
-    def setup_cache(self) -> dict[str, Case]:
-        return load_cases(self.params[1])
-
-    def setup(self, cases: dict[str, Case], mech: str, dataset: str) -> None:
-        self.case = require(cases, dataset)
-        self.mech = mechanism(mech)
-        skip_unsuitable(self.mech, self.case)
-
-    def track_distortion_for_target(self, cases: dict[str, Case], mech: str,
+    def track_distortion_for_target(self, cases: dict, mech: str,
                                     dataset: str) -> float:
         """E[d(B, B̂)] of the mapping at the smallest budget (bisection on Δ) whose leakage
         is at most TARGET_FRACTION x I(A;B), in the data set's distortion units. Larger

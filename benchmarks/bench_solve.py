@@ -8,25 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import Case, load_cases, mechanism, prepare, require, skip_unsuitable
+from ._common import Case, MechanismOnDataset
 
 
-class Solve:
-    """``time_solve`` / ``peakmem_solve``: one ``mechanism.run(problem, Δ)`` after an untimed prepare; smaller is better."""
+class Solve(MechanismOnDataset):
+    """``time_solve`` / ``peakmem_solve``: one ``mechanism.run(problem, Δ)`` after an
+    untimed prepare; smaller is better."""
 
     params = (["expmec", "optimal", "sppm-highs", "sppm-dual"],
               ["synthetic-m4", "synthetic-m6", "synthetic-m8", "census", "movielens"])
     param_names = ["mechanism", "dataset"]
     timeout = 600
 
-    def setup_cache(self) -> dict[str, Case]:
-        return load_cases(self.params[1])
-
-    def setup(self, cases: dict[str, Case], mech: str, dataset: str) -> None:
-        self.case = require(cases, dataset)
-        self.mech = mechanism(mech)
-        skip_unsuitable(self.mech, self.case)
-        prepare(self.mech, self.case)
+    prepared = True
 
     def time_solve(self, cases: dict[str, Case], mech: str, dataset: str) -> None:
         """Seconds for one solve (``run``; prepared in setup)."""

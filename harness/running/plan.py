@@ -8,14 +8,13 @@ request raises :class:`ValidationError` / :class:`PluginError` naming the culpri
 from __future__ import annotations
 
 import itertools
-import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from privbench.host.manager import get_host
-from privbench.protocol.checks import BUDGET, DELTA_ROLES, delta_value, positive_int
+from privbench.protocol.checks import BUDGET, DELTA_ROLES, delta_value, finite_float, positive_int
 from privbench.protocol.errors import PluginError, PrivbenchError, ValidationError
 from privbench.running.problems import load_problem
 from privbench.running.specs import RunSpec, parse_spec
@@ -122,15 +121,10 @@ def check_repeat(repeat: Any) -> int:
 
 def check_timeout(timeout: Any, *, what: str = "timeout") -> float:
     """A per-run time limit: a finite number of seconds > 0."""
-    if isinstance(timeout, bool):
-        raise ValidationError(f"{what} must be a positive number of seconds; got {timeout!r}")
     try:
-        value = float(timeout)
-    except (TypeError, ValueError):
+        return finite_float(what, timeout, low=0.0, strict_low=True)
+    except ValidationError:
         raise ValidationError(f"{what} must be a positive number of seconds; got {timeout!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise ValidationError(f"{what} must be a positive number of seconds; got {timeout!r}")
-    return value
 
 
 def check_dataset(text: str, name: str, params: dict[str, Any]) -> None:
