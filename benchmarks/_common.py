@@ -154,14 +154,16 @@ def distortion_for_target(mech: pb.Mechanism, case: Case, target_bits: float,
 class MechanismOnDataset:
     """Base of the benchmark classes whose parameters are (mechanism label, dataset label).
 
-    ``setup_cache`` loads the data sets once; ``setup`` creates the mechanism and skips
-    unsuitable pairs; with ``prepared`` it also runs the untimed ``prepare``.
+    ``setup_cache`` loads every data set of the grid once (asv shares one cache between
+    the classes that inherit it, so it cannot depend on a class's own parameters);
+    ``setup`` creates the mechanism and skips unsuitable pairs; with ``prepared`` it
+    also runs the untimed ``prepare``.
     """
 
     prepared = False
 
     def setup_cache(self) -> dict[str, Case]:
-        return load_cases(self.params[1])  # type: ignore[attr-defined]
+        return load_cases(list(DATASETS))
 
     def setup(self, cases: dict[str, Case], mech: str, dataset: str) -> None:
         self.case = require(cases, dataset)
