@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import privbench as pb
+from privbench.protocol.checks import delta_value
 from privbench.protocol.errors import InvalidMappingError, ValidationError
 
 
@@ -46,10 +47,14 @@ def test_zero_diagonal_and_delta_checks() -> None:
     with pytest.raises(ValidationError, match=r"d\(1, 1\) = 0.5"):
         problem.require_zero_diagonal("sppm")
     with pytest.raises(ValidationError, match="delta must be a finite number >= 0"):
-        problem.check_delta(-0.1)
-    with pytest.raises(ValidationError, match="delta"):
-        problem.check_delta(float("nan"))
-    assert problem.check_delta(0) == 0.0
+        delta_value(-0.1, "budget")
+    with pytest.raises(ValidationError, match="here: this mechanism's epsilon"):
+        delta_value(float("nan"), "epsilon")
+    with pytest.raises(ValidationError, match="delta must be a number"):
+        delta_value(True, "budget")
+    assert delta_value(0, "unused") == 0.0
+    with pytest.raises(ValidationError, match="delta must be a finite number"):
+        pb.get_mechanism("expmec").solve(problem, delta=-1)  # the convenience checks it too
 
 
 def test_validate_mapping_catches_each_defect() -> None:

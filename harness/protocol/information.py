@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "expected_distortion",
+    "leakage_nats",
     "mutual_information",
     "mutual_information_of_joint",
     "output_joint",
@@ -87,3 +88,12 @@ def support_sizes(mapping: Any, *, tol: float = 0.0) -> np.ndarray:
         X = sp.csc_array(X)
     X.eliminate_zeros()
     return np.diff(X.indptr)
+
+
+def leakage_nats(Q: np.ndarray, p_a: np.ndarray) -> float:
+    """I(A; B̂) in nats from Q[a, i] = p(a, b̂_i), with 0 log 0 = 0."""
+    q = Q.sum(axis=0)
+    mask = Q > 0
+    denom = (p_a[:, None] * q[None, :])[mask]
+    value = float(np.sum(Q[mask] * np.log(Q[mask] / denom)))
+    return max(value, 0.0)

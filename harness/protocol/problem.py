@@ -129,16 +129,6 @@ class PrivacyProblem:
         """I(A; B) in bits: the leakage of releasing B as it is."""
         return mutual_information_of_joint(self.joint)
 
-    def check_delta(self, delta: float) -> float:
-        """Return ``delta`` as a float or raise for a negative / non-finite budget."""
-        try:
-            value = float(delta)
-        except (TypeError, ValueError):
-            raise ValidationError(f"delta must be a number; got {delta!r}") from None
-        if not np.isfinite(value) or value < 0:
-            raise ValidationError(f"delta must be a finite number >= 0; got {delta!r}")
-        return value
-
     def require_zero_diagonal(self, mechanism: str = "this mechanism") -> None:
         """Raise unless d(b, b) = 0 for every b (the identity then has zero distortion)."""
         diag = self.distortion.diagonal()

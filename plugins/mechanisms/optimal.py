@@ -27,11 +27,12 @@ import warnings
 import numpy as np
 
 import privbench as pb
-
-from ._sppm.feasible import mix_into_budget
-from ._sppm.leakage import leakage_nats
+from privbench.protocol.feasibility import mix_into_budget
+from privbench.protocol.information import leakage_nats
 
 LN2 = math.log(2.0)
+#: solvers this process has already set up (see ``Optimal.prepare``)
+_WARMED: set[str] = set()
 
 
 class Optimal(pb.MappingMechanism):
@@ -50,32 +51,41 @@ class Optimal(pb.MappingMechanism):
         self.max_n = max_n
         self.verbose = verbose
 
-    def _refusal(self, n: int) -> str | None:
-        if not isinstance(self.max_n, numbers.Integral) or self.max_n < 1:
-            raise pb.ValidationError(f"optimal: max_n must be a positive integer; got "
-                                     f"{self.max_n!r}")
-        if n > self.max_n:
-            return (f"optimal solves a dense convex program with n² = {n * n} variables; "
-                    f"n = {n} exceeds max_n = {self.max_n} (raise it with optimal:max_n={n} "
-                    "if you have the memory and time, or use sppm)")
-        return None
+    def check_params(self) -> None:
+        if not isinstance(self.max_n, numbers.Integral) or isinstance(self.max_n, bool) \
+                or self.max_n < 1:
+            raise pb.ValidationError(f"optimal: max_n must be an integer >= 1; got {self.max_n!r}")
+        if not isinstance(self.solver, str):
+            raise pb.ValidationError(f"optimal: solver must be a cvxpy solver name; got {self.solver!r}")
+        import cvxpy as cp  # only here and in run: listing plugins stays light
 
-    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
-        reason = self._refusal(problem.n)
-        return (reason is not None), reason
-
-    def solve(self, problem: pb.PrivacyProblem, delta: float, *, seed: int | None = None
-              ) -> pb.MechanismResult:
-        import cvxpy as cp
-
-        delta = problem.check_delta(delta)
-        reason = self._refusal(problem.n)
-        if reason:
-            raise pb.ValidationError(reason)
-        solver = str(self.solver).upper()
-        if solver not in cp.installed_solvers():
+        if self.solver.upper() not in cp.installed_solvers():
             raise pb.ValidationError(f"optimal: solver {self.solver!r} is not installed; "
                                      f"cvxpy has {', '.join(cp.installed_solvers())}")
+
+    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
+        if problem.n > self.max_n:
+            return True, (f"optimal solves a dense convex program with n² = {problem.n ** 2} "
+                          f"variables; n = {problem.n} exceeds max_n = {self.max_n} (raise it "
+                          f"with optimal:max_n={problem.n} if you have the memory and time, or "
+                          "use sppm)")
+        return False, None
+
+    def prepare(self, problem: pb.PrivacyProblem, context: pb.RunContext) -> None:
+        """Import cvxpy and let it set up its solver once (a 2-symbol program), untimed."""
+        super().prepare(problem, context)
+        if str(self.solver).upper() not in _WARMED:
+            tiny = pb.PrivacyProblem.from_arrays([[0.4, 0.1], [0.1, 0.4]], [[0.0, 1.0], [1.0, 0.0]])
+            self._solve(tiny, 0.1)
+            _WARMED.add(str(self.solver).upper())
+
+    def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        return self._solve(problem, delta)
+
+    def _solve(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        import cvxpy as cp
+
+        solver = str(self.solver).upper()
         n = problem.n
         D = problem.distortion.to_dense()
         cost = D * problem.p_b[None, :]  # cost[i, j] = p(b_j) d(b̂_i, b_j)

@@ -26,6 +26,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from privbench.protocol.information import leakage_nats
+
+__all__ = ["leakage_nats", "output_joint"]
+
 #: η: weight of p(a) mixed into every posterior before taking logs (see module doc)
 POSTERIOR_FLOOR = 1e-12
 
@@ -38,15 +42,6 @@ def output_joint(P: np.ndarray, rows: np.ndarray, cols: np.ndarray, x: np.ndarra
         Q[a] = np.bincount(rows, weights=P[a, cols] * x, minlength=n)
     np.maximum(Q, 0.0, out=Q)
     return Q
-
-
-def leakage_nats(Q: np.ndarray, p_a: np.ndarray) -> float:
-    """I(A; B̂) in nats from Q[a, i] = p(a, b̂_i), with 0 log 0 = 0."""
-    q = Q.sum(axis=0)
-    mask = Q > 0
-    denom = (p_a[:, None] * q[None, :])[mask]
-    value = float(np.sum(Q[mask] * np.log(Q[mask] / denom)))
-    return max(value, 0.0)
 
 
 def decoder_logratios(Q: np.ndarray, p_a: np.ndarray, eta: float = POSTERIOR_FLOOR

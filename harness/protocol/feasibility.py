@@ -1,5 +1,7 @@
 """Repairs that keep a mapping exactly feasible despite solver tolerances.
 
+Shared by every solver of problem (1) (SPPM, the exact optimum, third-party solvers).
+
 LP and conic solvers return points that satisfy constraints to ~1e-9; the runner
 marks E[d] > Δ (+1e-9) as invalid and column sums off by > 1e-9 as broken. These
 helpers make the arithmetic exact instead of hoping the tolerances line up.
