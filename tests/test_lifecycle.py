@@ -6,6 +6,7 @@ import json
 import os
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,38 @@ def test_no_plugin_reaches_for_the_host() -> None:
     out = subprocess.run(["grep", "-rn", "get_host", str(TESTS.parent / "plugins")],
                          capture_output=True, text=True)
     assert out.returncode == 1 and out.stdout == ""  # grep: 1 = no match
+
+
+@pytest.mark.parametrize("argv", [
+    ["-m", "sppm:iterations=-1"], ["-m", "sppm:mode=banana"], ["-m", "sppm:threads=-4"],
+    ["-m", "sppm:tol=nan"], ["-m", "optimal:max_n=-1"], ["-m", "optimal:solver=nosuch"],
+])
+def test_bad_builtin_parameters_exit_2_before_anything_runs(tmp_path, capsys, argv) -> None:
+    db = tmp_path / "r.sqlite"
+    assert main(["run", *argv, "-d", "synthetic:m=3", "--delta", "1", "--db", str(db)]) == 2
+    name = argv[1].split(":")[1].split("=")[0]
+    assert name in capsys.readouterr().err
+    assert not db.exists() or sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
+def _signatures() -> dict[str, int]:
+    from numba.core.registry import CPUDispatcher
+
+    return {f"{name}.{attr}": len(value.signatures)
+            for name, module in list(sys.modules.items()) if name.startswith("privbench")
+            for attr, value in list(vars(module).items()) if isinstance(value, CPUDispatcher)}
+
+
+@pytest.mark.parametrize(("dataset", "params", "delta"), [
+    ("synthetic", {"m": 6}, 0.25), ("random", {"n": 30, "distortion": "hamming", "seed": 2}, 0.3)])
+def test_sppm_prepare_compiles_everything_the_timed_run_needs(dataset, params, delta) -> None:
+    """Deterministic form of "the first run is not slower": no kernel compiles in run()."""
+    from privbench.running.problems import load_problem, run_view
+
+    problem = run_view(load_problem(dataset, params))
+    mech = pb.get_mechanism("sppm", lp_backend="mckp")
+    mech.prepare(problem, pb.RunContext())
+    before = _signatures()
+    mech.run(problem, delta)
+    after = _signatures()
+    assert {k: v for k, v in after.items() if before.get(k, 0) != v} == {}
