@@ -250,7 +250,7 @@ def test_capped_rounds_give_a_certified_answer(lp_backend: str) -> None:
     delta = 0.2 * perfect_privacy_budget(problem)
     full = pb.get_mechanism("sppm", tol=1e-5, iterations=2000, lp_backend=lp_backend, rounds=0)
     res = full.solve(problem, delta)
-    from privbench.plugins.mechanisms._sppm.frank_wolfe import solve_sppm
+    from privbench.plugins.mechanisms._sppm.solve import solve_sppm
     capped = solve_sppm(problem, delta, pb.get_lp_backend(lp_backend), iterations=2000, tol=1e-5,
                         rounds=1)
     assert capped.stats["gap_bits"] < 1e-5

@@ -194,7 +194,7 @@ def test_neighbour_pricing_is_the_minimum_over_each_list() -> None:
 
 def test_constant_mapping_costs_closed_form_matches_blocks() -> None:
     """E[d] of each constant mapping: the O(n k) squared-l2 identity equals the block sums."""
-    from privbench.plugins.mechanisms._sppm.frank_wolfe import _row_budget_costs
+    from privbench.protocol.feasibility import row_budget_costs as _row_budget_costs
 
     rng = np.random.default_rng(4)
     points = rng.normal(size=(60, 3)) * 100 + 5e3  # far from 0: cancellation would show

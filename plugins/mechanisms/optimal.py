@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 import privbench as pb
-from privbench.protocol.feasibility import mix_into_budget
+from privbench.protocol.feasibility import constant_output, mix_into_budget
 from privbench.protocol.information import leakage_nats
 
 LN2 = math.log(2.0)
@@ -93,11 +93,9 @@ class Optimal(pb.MappingMechanism):
         if identity_cost > delta:
             raise pb.ValidationError(f"optimal: the identity mapping needs E[d] = "
                                      f"{identity_cost:.6g} > delta = {delta:g}")
-        # Perfect privacy in closed form: a constant output b̂_k has I = 0 and costs
-        # E[d] = Σ_j p(b_j) d(b̂_k, b_j); if the cheapest one fits, it is optimal.
-        const_cost = cost.sum(axis=1)
-        k = int(np.argmin(const_cost))
-        if const_cost[k] <= delta:
+        # perfect privacy: a constant output within Δ has I = 0, which is optimal
+        k = constant_output(problem, delta)
+        if k is not None:
             Xc = np.zeros((n, n))
             Xc[k, :] = 1.0
             return self.result(Xc, solver=solver, solver_used="closed_form",

@@ -18,7 +18,9 @@ import scipy.sparse as sp
 
 import privbench as pb
 
-from ._sppm.frank_wolfe import MODES, VARIANTS, solve_sppm
+from ._sppm.frank_wolfe import VARIANTS
+from ._sppm.modes import MODES
+from ._sppm.solve import solve_sppm
 
 
 class SPPM(pb.MappingMechanism):

@@ -30,7 +30,6 @@ from privbench.protocol.feasibility import normalise_columns, pull_into_budget
 from .atoms import AtomSet
 from .hamming_pricing import HammingPricer
 from .leakage import (
-    POSTERIOR_FLOOR,
     decoder_logratios,
     leakage_nats,
     limit_costs,
@@ -39,10 +38,7 @@ from .leakage import (
 )
 from .line_pricing import LinePricer
 from .linesearch import exact_line_search
-from .perfect import perfect_privacy_mapping
-from .polish import polish
 from .pricing import BLOCK_ENTRIES, Balls, Neighbours, price_exact, price_neighbours
-from .smoothed_dual import DualRound, dual_rounds
 
 LN2 = math.log(2.0)
 #: a pair enters the master when its reduced cost is below -RC_TOL (LP dual tolerance)
@@ -57,30 +53,6 @@ class SPPMOutcome:
     cols: np.ndarray
     x: np.ndarray
     stats: dict[str, Any] = field(default_factory=dict)
-
-
-def _row_budget_costs(problem: PrivacyProblem, rows: np.ndarray | None = None) -> np.ndarray:
-    """E[d] of the constant mapping to each output i: Σ_j p(b_j) d(b̂_i, b_j), in blocks.
-
-    For squared l2 on feature vectors it is ``||x_i - μ||² + Σ_j p_j ||x_j - μ||²`` (μ the
-    p-weighted mean): O(n k) instead of O(n²), up to rounding; callers that act on a value
-    near Δ recompute that row exactly (``rows``).
-    """
-    n = problem.n
-    dist = problem.distortion
-    if rows is not None:
-        return dist.block(rows, np.arange(n)) @ problem.p_b
-    if getattr(dist, "metric", None) == "sq_l2":
-        centred = dist.points - problem.p_b @ dist.points
-        sq = (centred * centred).sum(axis=1)
-        return sq + problem.p_b @ sq
-    step = max(1, min(n, BLOCK_ENTRIES // max(n, 1)))
-    out = np.empty(n)
-    cols = np.arange(n)
-    for s in range(0, n, step):
-        rows = np.arange(s, min(n, s + step))
-        out[rows] = problem.distortion.block(rows, cols) @ problem.p_b
-    return out
 
 
 def start_from(problem: PrivacyProblem, delta: float, x0: Any
@@ -149,11 +121,6 @@ def available_cores() -> int:
 
 
 VARIANTS = ("classic", "pairwise")
-MODES = ("frank-wolfe", "optimal", "dual")
-#: mapping entries below this are solver dust: the optimal mode also tries them at zero
-POLISH_CLEAN = 1e-9
-#: the optimal mode's solver settings, in order (tight tolerances first)
-POLISH_SETTINGS = (True, False)
 #: pairwise FW keeps at most this many vertices (each O(|V|)); then it restarts from X
 MAX_ATOMS = 40
 
@@ -162,8 +129,8 @@ class ActiveSet:
     """The active pairs V with their budget coefficients, mirrored in the LP backend."""
 
     def __init__(self, problem: PrivacyProblem, backend: LPBackend, rows: np.ndarray,
-                 cols: np.ndarray, timers: dict[str, float], neighbours: int,
-                 delta: float, rounds: int = 0, threads: int = 1) -> None:
+                 cols: np.ndarray, x_start: np.ndarray, timers: dict[str, float],
+                 neighbours: int, delta: float, rounds: int = 0, threads: int = 1) -> None:
         self.problem = problem
         self.delta = delta
         self.rounds = rounds
@@ -175,7 +142,7 @@ class ActiveSet:
         self.a = problem.p_b[cols] * problem.distortion.pairs(rows, cols)
         self.keys = set((rows * self.n + cols).tolist())
         #: X0's values on the first pairs (a mapping within the budget)
-        self.x_start = np.ones(rows.size)
+        self.x_start = np.array(x_start, dtype=float)
         self.timers = timers
         self.lp_solves = 0
         self.lp_iterations = 0
@@ -281,6 +248,22 @@ class ActiveSet:
         self.full_scans += scanned
         return best_i, best_v
 
+    def replace_pairs(self, rows: np.ndarray, cols: np.ndarray) -> None:
+        """Take a new pair list (a mode's own support); X0's pairs must stay first."""
+        self.rows, self.cols = rows.astype(np.int64), cols.astype(np.int64)
+        self.a = self.problem.p_b[self.cols] * self.problem.distortion.pairs(self.rows, self.cols)
+        self.keys = set((self.rows * self.n + self.cols).tolist())
+
+    def padded(self, x: np.ndarray) -> np.ndarray:
+        """x extended with zeros for the pairs added since (V only grows between prunes)."""
+        return np.concatenate([x, np.zeros(self.rows.size - x.size)])
+
+    def start_values(self, size: int) -> np.ndarray:
+        """X0 on the first pairs, zero elsewhere: the feasible point budget repairs mix with."""
+        x_start = np.zeros(size)
+        x_start[: self.x_start.size] = self.x_start
+        return x_start
+
     def close(self) -> None:
         self.backend.close()
         if self.line is not None:
@@ -339,304 +322,126 @@ def _corrective_steps(atoms: AtomSet, x: np.ndarray, Q: np.ndarray, p_a: np.ndar
     return x, Q
 
 
-def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
-               iterations: int = 100, tol: float = 1e-4, eta: float = POSTERIOR_FLOOR,
-               variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
-               exact_every: int = 10, rounds: int = 1, prune_after: int = 0,
-               threads: int = 0, mode: str = "frank-wolfe", polish_rounds: int = 20,
-               handover: float = 1e-3, warmup: int = 100,
-               x0: Any = None,
-               on_iteration: Callable[[dict[str, Any]], None] | None = None) -> SPPMOutcome:
-    """Run SPPM; stop after ``iterations`` steps or once the certified gap < ``tol`` bits.
+@dataclass
+class FrankWolfe:
+    """The state of one SPPM solve: V, the iterate x on V's pairs, the certificate, traces.
 
-    ``variant="classic"`` is the paper's Algorithm 1 (step toward the LP vertex);
-    ``"pairwise"`` moves weight from the worst kept vertex to the new one and then
-    takes up to ``corrective_steps`` pairwise steps among kept vertices (same
-    certificate, fewer iterations near the optimum, more work per iteration).
-    Pricing scans all n² pairs (exactly, see :mod:`.pricing`) every ``exact_every``
-    iterations, at the last one, and whenever the neighbour-priced bound suggests the
-    tolerance is met; other iterations price the ``neighbours`` nearest outputs only
-    (an inexact but cheap linear step). ``gap_bits`` only ever uses exact bounds.
-
-    Outputs with no mass are priced with the decoder r = p(a) (cost 0), which keeps
-    the certificate valid and lets the step pool several inputs into an unused
-    output; if that step does not descend, the step is retried with the limit
-    gradient κ there (:mod:`.leakage`).
+    :func:`run_frank_wolfe` advances it; a mode's finisher (:mod:`.modes`) continues from it.
     """
-    if variant not in VARIANTS:
-        raise ValidationError(f"sppm: variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
-    if mode not in MODES:
-        raise ValidationError(f"sppm: mode must be one of {', '.join(MODES)}; got {mode!r}")
-    # the optimal mode hands over to exact restricted solves once FW has found the support;
-    # the dual mode after ``warmup`` iterations (FW only gathers pairs for V there)
-    fw_tol = max(tol, handover) if mode == "optimal" else tol
-    if mode == "dual":
-        iterations = min(iterations, warmup)
-    n = problem.n
-    P = problem.joint
-    p_a = problem.p_a
-    t_total = time.perf_counter()
-    timers = {"pricing": 0.0, "lp": 0.0, "linesearch": 0.0, "polish": 0.0}
-    polish_log: list[dict] = []
 
-    # perfect privacy is affordable: a constant mapping has I = 0, which is optimal
-    if problem.prior_mi_bits > 0:
-        row_cost = _row_budget_costs(problem)
-        best = int(np.argmin(row_cost))
-        # the exact row sum may differ from Δ computed in another order by an ulp or two:
-        # a relative 1e-12 stays far inside the runner's budget tolerance (1e-9)
-        if row_cost[best] <= delta * (1 + 1e-9) \
-                and _row_budget_costs(problem, np.array([best]))[0] <= delta * (1 + 1e-12):
-            cols = np.arange(n)
-            return SPPMOutcome(np.full(n, best), cols, np.ones(n), {
-                "iterations": 0, "lp_solves": 0, "gap_bits": 0.0, "lower_bound_bits": 0.0,
-                "objective_bits": 0.0, "converged": True, "stop_reason": "perfect privacy",
-                "columns": n, "columns_generated": 0, "support_max": 1, "support_hist": {1: n},
-                "lp_iterations": 0, "time_pricing_s": 0.0, "time_lp_s": 0.0,
-                "time_linesearch_s": 0.0, "variant": variant, "atoms": None,
-                "objective_trace_bits": [0.0], "gap_trace_bits": [0.0],
-                "runtime_total_s": time.perf_counter() - t_total})
+    problem: PrivacyProblem
+    delta: float
+    V: ActiveSet
+    x: np.ndarray
+    atoms: AtomSet | None
+    eta: float
+    tol: float
+    fw_tol: float
+    iterations: int
+    exact_every: int
+    corrective_steps: int
+    prune_after: int
+    on_iteration: Callable[[dict[str, Any]], None] | None = None
+    best_lb: float = 0.0
+    lam: float = 0.0
+    steps: int = 0
+    stop: str = "iterations"
+    trace_f: list[float] = field(default_factory=list)
+    trace_gap: list[float] = field(default_factory=list)
+    polish_log: list[dict] = field(default_factory=list)
 
-    if x0 is None:
-        rows, cols = start_pairs(problem, delta)
-        x = np.ones(n)
-    else:
-        rows, cols, x = start_from(problem, delta, x0)
-    V = ActiveSet(problem, backend, rows, cols, timers, neighbours, delta, rounds,
-                  threads or available_cores())
-    V.x_start = x.copy()  # the first pairs of V hold X0, which meets the budget
-    kappa = limit_costs(P, p_a, problem.p_b)
-    best_lb = 0.0
-    lam = 0.0
-    trace_f: list[float] = []
-    trace_gap: list[float] = []
-    stop = "iterations"
-    steps = 0
-    atoms = AtomSet(x, output_joint(P, rows, cols, x, n)) if variant == "pairwise" else None
-    backend.start(n, delta)
-    try:
-        last_used = np.zeros(x.size, dtype=np.int64)
-        for it in range(iterations + 1):
-            if prune_after and it % prune_after == 0 and it:
-                keep = (x > 0) | (it - last_used < prune_after)
-                if keep.mean() < 0.8:  # worth a master rebuild
-                    kept = V.prune(keep)
-                    x, last_used = x[kept], last_used[kept]
-                    if atoms is not None:
-                        atoms.collapse(x, output_joint(P, V.rows, V.cols, x, n))
-            Q = output_joint(P, V.rows, V.cols, x, n)
-            f = leakage_nats(Q, p_a)
-            L, empty = decoder_logratios(Q, p_a, eta)
-            exact = V.line is not None or exact_every <= 1 or it % exact_every == 0 \
-                or it == iterations
-            step = V.linear_step(L, empty, None, exact)
-            if not step.certified and (f - step.bound(delta)) / LN2 < tol:
-                # the neighbour-priced bound says we may be done: certify over all pairs
-                step = V.linear_step(L, empty, None, True, costs_set=True)
-            x = np.concatenate([x, np.zeros(V.rows.size - x.size)])
-            last_used = np.concatenate([last_used, np.full(V.rows.size - last_used.size, it)])
-            last_used[step.sol.x > 0] = it
-            lam = step.lam
-            if step.certified:
-                best_lb = max(best_lb, step.bound(delta))
-            gap = max(f - best_lb, 0.0)
-            trace_f.append(f / LN2)
-            trace_gap.append(gap / LN2)
-            if on_iteration is not None:
-                on_iteration({"iteration": it, "objective_bits": f / LN2, "gap_bits": gap / LN2,
-                              "columns": int(V.rows.size)})
-            if gap / LN2 < fw_tol:
-                stop = "tolerance"
-                break
-            if it == iterations:
-                break
-            t = time.perf_counter()
-            moved, x = _step(V, atoms, step.sol, x, Q, L, gap, delta, eta, corrective_steps)
-            timers["linesearch"] += time.perf_counter() - t
-            if not moved and not step.complete:  # an inexact step may miss: the full LP
-                step = V.linear_step(L, empty, None, True, costs_set=True, rounds=0)
-                x = np.concatenate([x, np.zeros(V.rows.size - x.size)])
-                best_lb = max(best_lb, step.bound(delta))
-                trace_gap[-1] = max(f - best_lb, 0.0) / LN2
-                t = time.perf_counter()
-                moved, x = _step(V, atoms, step.sol, x, Q, L, gap, delta, eta, corrective_steps)
-                timers["linesearch"] += time.perf_counter() - t
-            if not moved and empty.any():  # retry with the limit gradient at empty outputs
-                step = V.linear_step(L, empty, kappa, rounds=0)
-                x = np.concatenate([x, np.zeros(V.rows.size - x.size)])
-                t = time.perf_counter()
-                moved, x = _step(V, atoms, step.sol, x, Q, L, gap, delta, eta, corrective_steps)
-                timers["linesearch"] += time.perf_counter() - t
-            if not moved:
-                stop = "no descent step (numerically converged)"
-                break
-            steps += 1
-        if mode == "optimal" and trace_gap[-1] >= tol and best_lb > 0:
-            x, best_lb, stop = _polish_rounds(V, x, best_lb, delta, eta, tol, polish_rounds,
-                                              polish_log, trace_f, trace_gap)
-        if mode == "dual" and trace_gap[-1] >= tol:
-            x, best_lb, stop = _dual_phase(V, x, lam, best_lb, delta, tol, polish_rounds,
-                                           polish_log, trace_f, trace_gap)
-    finally:
-        V.close()
+    def __post_init__(self) -> None:
+        self.last_used = np.zeros(self.x.size, dtype=np.int64)
+        self.kappa = limit_costs(self.problem.joint, self.problem.p_a, self.problem.p_b)
 
-    if best_lb <= 0 and trace_f[-1] > 0:
-        # nothing proves I > 0: perfect privacy may be affordable, and FW only nears it
-        X0 = perfect_privacy_mapping(problem, delta)
-        if X0 is not None:
-            Xs = sp.coo_array(X0)
-            used = float(np.sum(Xs.data * problem.p_b[Xs.col]
-                                * problem.distortion.pairs(Xs.row, Xs.col)))
-            if used <= delta and leakage_nats(output_joint(P, Xs.row, Xs.col, Xs.data, n),
-                                              p_a) / LN2 < trace_f[-1]:
-                V.rows, V.cols, x, V.a = Xs.row.astype(np.int64), Xs.col.astype(np.int64), \
-                    Xs.data, problem.p_b[Xs.col] * problem.distortion.pairs(Xs.row, Xs.col)
-                stop = "perfect privacy (exact LP)"
-                trace_f.append(leakage_nats(output_joint(P, V.rows, V.cols, x, n), p_a) / LN2)
-                trace_gap.append(trace_f[-1])
-    # undo rounding drift of the incremental updates, then re-check the budget exactly
-    x = normalise_columns(V.cols, x, n)
-    if not stop.startswith("perfect privacy"):  # the first pairs are X0's
-        x_start = np.zeros_like(x)
-        x_start[:V.x_start.size] = V.x_start
-        x = pull_into_budget(V.a, x, x_start, delta)
-    support = np.bincount(V.cols[x > 0], minlength=n)
-    hist = np.bincount(support)
-    stats: dict[str, Any] = {
-        "iterations": steps,
-        "lp_solves": V.lp_solves,
-        "lp_iterations": V.lp_iterations,
-        "full_scan_columns": V.full_scans,
-        "neighbours": None if V.line is not None else V.nb.k,
-        "gap_bits": trace_gap[-1],
-        "lower_bound_bits": best_lb / LN2,
-        "budget_dual": lam,
-        "objective_bits": trace_f[-1],
-        "converged": stop.startswith("tolerance") or stop.startswith("perfect privacy"),
-        "stop_reason": stop,
-        "columns": int(V.rows.size),
-        "columns_generated": int(V.rows.size - V.x_start.size + V.pruned),
-        "columns_pruned": V.pruned,
-        "support_max": int(support.max()) if n else 0,
-        "support_hist": {int(k): int(v) for k, v in enumerate(hist) if v},
-        "time_pricing_s": timers["pricing"],
-        "time_lp_s": timers["lp"],
-        "time_linesearch_s": timers["linesearch"],
-        "time_polish_s": timers["polish"],
-        "mode": mode,
-        "polish": polish_log or None,
-        "runtime_total_s": time.perf_counter() - t_total,
-        "variant": variant,
-        "atoms": len(atoms) if atoms is not None else None,
-        "objective_trace_bits": trace_f,
-        "gap_trace_bits": trace_gap,
-    }
-    return SPPMOutcome(V.rows, V.cols, x, stats)
+    def leakage(self, x: np.ndarray | None = None) -> float:
+        """I(A; B̂) in nats of x (default: the iterate) on V's pairs."""
+        V = self.V
+        return leakage_nats(output_joint(self.problem.joint, V.rows, V.cols,
+                                          self.x if x is None else x, V.n), self.problem.p_a)
 
 
-def _dual_phase(V: ActiveSet, x: np.ndarray, lam: float, best_lb: float, delta: float,
-                tol: float, rounds: int, log: list[dict], trace_f: list[float],
-                trace_gap: list[float]) -> tuple[np.ndarray, float, str]:
-    """SPPM's ``dual`` mode after the Frank-Wolfe warm-up (:mod:`.smoothed_dual`).
-
-    V takes the dual phase's pairs, reordered so that X0's pairs stay first (the budget
-    repair of the epilogue mixes with X0 there).
-    """
-    t = time.perf_counter()
-    priced = 0.0
-
-    def price(L: np.ndarray, lam_: float) -> tuple[np.ndarray, np.ndarray]:
-        nonlocal priced
-        t_price = time.perf_counter()
-        out = V.price_all(L, lam_)
-        priced += time.perf_counter() - t_price
-        return out
-
-    def on_round(record: DualRound) -> None:
-        trace_f.append(record.upper_bits)
-        trace_gap.append(max(record.upper_bits - max(record.lower_bits, best_lb / LN2), 0.0))
-
-    rows, cols, xd, lb, stop = dual_rounds(V.problem, delta, V.rows, V.cols, x, -lam, price,
-                                           tol, rounds, log, on_round)
-    n = V.n
-    x0_keys = V.rows[: V.x_start.size] * n + V.cols[: V.x_start.size]
-    first = np.isin(rows * n + cols, x0_keys)
-    order = np.concatenate([np.flatnonzero(first), np.flatnonzero(~first)])
-    # X0's pairs in their original order, then the rest
-    lead = order[: int(first.sum())]
-    pos = dict(zip((rows[lead] * n + cols[lead]).tolist(), lead.tolist(), strict=True))
-    order[: lead.size] = [pos[k] for k in x0_keys.tolist()]
-    V.rows, V.cols, xd = rows[order], cols[order], xd[order]
-    V.a = V.problem.p_b[V.cols] * V.problem.distortion.pairs(V.rows, V.cols)
-    V.timers["pricing"] += priced
-    V.timers["polish"] += time.perf_counter() - t - priced
-    best_lb = max(best_lb, lb)
-    trace_gap[-1] = max(trace_f[-1] - best_lb / LN2, 0.0) if trace_f else trace_gap[-1]
-    return xd, best_lb, stop
+def run_frank_wolfe(s: FrankWolfe) -> None:
+    """Algorithm 1: linear step by column generation, exact line search, until the
+    certified gap is below ``fw_tol`` bits or ``iterations`` steps were taken."""
+    P, p_a, V = s.problem.joint, s.problem.p_a, s.V
+    for it in range(s.iterations + 1):
+        _maybe_prune(s, it)
+        Q = output_joint(P, V.rows, V.cols, s.x, V.n)
+        f = leakage_nats(Q, p_a)
+        L, empty = decoder_logratios(Q, p_a, s.eta)
+        step = _certified_step(s, it, f, L, empty)
+        gap = s.trace_gap[-1] * LN2
+        if s.on_iteration is not None:
+            s.on_iteration({"iteration": it, "objective_bits": f / LN2, "gap_bits": gap / LN2,
+                            "columns": int(V.rows.size)})
+        if gap / LN2 < s.fw_tol:
+            s.stop = "tolerance"
+            return
+        if it == s.iterations:
+            return
+        if not _descend(s, step, Q, L, empty, f, gap):
+            s.stop = "no descent step (numerically converged)"
+            return
+        s.steps += 1
 
 
-def _polish_rounds(V: ActiveSet, x: np.ndarray, best_lb: float, delta: float, eta: float,
-                   tol: float, rounds: int, log: list[dict], trace_f: list[float],
-                   trace_gap: list[float]) -> tuple[np.ndarray, float, str]:
-    """SPPM's ``optimal`` mode: exact solves on V alternated with exact pricing (:mod:`.polish`).
+def _maybe_prune(s: FrankWolfe, it: int) -> None:
+    """Every ``prune_after`` iterations drop pairs unused that long, if it shrinks V enough."""
+    if not (s.prune_after and it and it % s.prune_after == 0):
+        return
+    keep = (s.x > 0) | (it - s.last_used < s.prune_after)
+    if keep.mean() < 0.8:  # worth a master rebuild
+        kept = s.V.prune(keep)
+        s.x, s.last_used = s.x[kept], s.last_used[kept]
+        if s.atoms is not None:
+            s.atoms.collapse(s.x, output_joint(s.problem.joint, s.V.rows, s.V.cols, s.x, s.V.n))
 
-    Each round solves problem (1) on V and repairs the point to exact feasibility, as
-    is and with entries below ``POLISH_CLEAN`` zeroed (an interior-point solution puts
-    dust everywhere, whose odd posteriors loosen the bound); at each candidate it
-    prices all n² pairs (a certified bound; pairs that price out join V). It keeps the
-    candidate with the least I and the best bound, and stops when the gap is below
-    ``tol``, when no pair enters V after the solver ran with each of ``POLISH_SETTINGS``
-    (tight tolerances, then the defaults: interior points near the optimum differ, and
-    so do their bounds), or after ``rounds`` rounds.
-    """
-    problem, n, P, p_a = V.problem, V.n, V.problem.joint, V.problem.p_a
 
-    def leak(v: np.ndarray) -> float:
-        return leakage_nats(output_joint(P, V.rows, V.cols, v, n), p_a)
+def _certified_step(s: FrankWolfe, it: int, f: float, L: np.ndarray, empty: np.ndarray
+                    ) -> LinearStep:
+    """The linear step of iteration ``it`` (exact pricing when due or when the cheap bound
+    says the tolerance is met), recorded in the certificate and the traces."""
+    V = s.V
+    exact = V.line is not None or s.exact_every <= 1 or it % s.exact_every == 0 \
+        or it == s.iterations
+    step = V.linear_step(L, empty, None, exact)
+    if not step.certified and (f - step.bound(s.delta)) / LN2 < s.tol:
+        step = V.linear_step(L, empty, None, True, costs_set=True)
+    s.x = V.padded(s.x)
+    s.last_used = np.concatenate([s.last_used, np.full(V.rows.size - s.last_used.size, it)])
+    s.last_used[step.sol.x > 0] = it
+    s.lam = step.lam
+    if step.certified:
+        s.best_lb = max(s.best_lb, step.bound(s.delta))
+    s.trace_f.append(f / LN2)
+    s.trace_gap.append(max(f - s.best_lb, 0.0) / LN2)
+    return step
 
-    def pad(v: np.ndarray) -> np.ndarray:  # V only grows: new pairs start at zero
-        return np.concatenate([v, np.zeros(V.rows.size - v.size)])
 
-    settings = iter(POLISH_SETTINGS)
-    tight = next(settings)
-    for _ in range(rounds):
+def _descend(s: FrankWolfe, step: LinearStep, Q: np.ndarray, L: np.ndarray,
+             empty: np.ndarray, f: float, gap: float) -> bool:
+    """Step toward the LP vertex; if that does not descend, retry with the full LP, then
+    with the limit gradient at empty outputs. False when nothing descends."""
+    V = s.V
+    retries = [lambda: step]
+    if not step.complete:  # an inexact step may miss: the full LP
+        retries.append(lambda: V.linear_step(L, empty, None, True, costs_set=True, rounds=0))
+    if empty.any():  # the limit gradient at outputs with no mass
+        retries.append(lambda: V.linear_step(L, empty, s.kappa, rounds=0))
+    for k, make_step in enumerate(retries):
+        current = make_step()
+        s.x = V.padded(s.x)
+        if k == 1 and not step.complete:
+            s.best_lb = max(s.best_lb, current.bound(s.delta))
+            s.trace_gap[-1] = max(f - s.best_lb, 0.0) / LN2
         t = time.perf_counter()
-        xp, record = polish(problem, V.rows, V.cols, V.a, delta, tight=tight)
-        V.timers["polish"] += time.perf_counter() - t
-        log.append(record)
-        candidates = []
-        if xp is not None:
-            x_start = np.zeros_like(xp)
-            x_start[: V.x_start.size] = V.x_start
-            for raw in (xp, np.where(xp < POLISH_CLEAN, 0.0, xp)):
-                candidates.append(pull_into_budget(V.a, normalise_columns(V.cols, raw, n),
-                                                   x_start, delta))
-        added = 0
-        for k in range(len(candidates)):
-            cand = candidates[k] = pad(candidates[k])
-            L, empty = decoder_logratios(output_joint(P, V.rows, V.cols, cand, n), p_a, eta)
-            step = V.linear_step(L, empty, None, True, rounds=0)
-            added += step.added
-            best_lb = max(best_lb, step.bound(delta))
-        x = pad(x)
-        f = leak(x)
-        for cand in candidates:
-            cand = pad(cand)
-            fc = leak(cand)
-            if fc < f:
-                x, f = cand, fc
-        trace_f.append(f / LN2)
-        trace_gap.append(max(f - best_lb, 0.0) / LN2)
-        record.update(objective_bits=f / LN2, gap_bits=trace_gap[-1], pairs_added=added)
-        if trace_gap[-1] < tol:
-            return x, best_lb, "tolerance (optimal mode)"
-        if xp is None:
-            return x, best_lb, f"optimal mode: restricted solve failed ({record['status']})"
-        if added == 0:  # V holds the support: only the solver's accuracy is left to try
-            tight = next(settings, None)
-            if tight is None:
-                return x, best_lb, "optimal mode: no pair prices out (solver accuracy reached)"
-    return x, best_lb, "optimal mode: polish rounds exhausted"
+        moved, s.x = _step(V, s.atoms, current.sol, s.x, Q, L, gap, s.delta, s.eta,
+                           s.corrective_steps)
+        V.timers["linesearch"] += time.perf_counter() - t
+        if moved:
+            return True
+    return False
 
 
 def _step(V: ActiveSet, atoms: AtomSet | None, sol: LPSolution, x: np.ndarray, Q: np.ndarray,
@@ -645,9 +450,7 @@ def _step(V: ActiveSet, atoms: AtomSet | None, sol: LPSolution, x: np.ndarray, Q
     """One Frank-Wolfe (or pairwise) step toward the LP vertex; returns (moved, x)."""
     n, P, p_a = V.n, V.problem.joint, V.problem.p_a
     x_new = normalise_columns(V.cols, sol.x, n)
-    x_start = np.zeros_like(x_new)
-    x_start[:V.x_start.size] = V.x_start
-    x_new = pull_into_budget(V.a, x_new, x_start, delta)
+    x_new = pull_into_budget(V.a, x_new, V.start_values(x_new.size), delta)
     Q_new = output_joint(P, V.rows, V.cols, x_new, n)
     if atoms is None:
         # x and x_new both meet the budget, so every γ in [0, 1] does

@@ -1,4 +1,7 @@
-"""Perfect privacy, decided exactly: the least E[d] of a mapping with I(A; B̂) = 0.
+"""Perfect privacy when no constant mapping affords it: the least E[d] with I(A; B̂) = 0.
+
+(The cheaper test, a constant mapping within Δ, is
+:func:`privbench.protocol.feasibility.constant_output`, shared with ``optimal``.)
 
 I(A; B̂) = 0 iff every output's posterior is the prior: p(a, b̂_i) = p(a) p(b̂_i), i.e.
 Σ_j (p(a, b_j) - p(a) p(b_j)) X[i, j] = 0 for all a, i. Minimising E[d] under these

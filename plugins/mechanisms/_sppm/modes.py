@@ -1,0 +1,143 @@
+"""SPPM's modes: what runs after (or instead of more) Frank-Wolfe.
+
+Every mode starts with :func:`.frank_wolfe.run_frank_wolfe` and may then continue from
+its state with a finisher of the same signature, ``finish(state, rounds)``:
+
+* ``frank-wolfe``: nothing more (Algorithm 1 alone);
+* ``optimal``: restricted exact solves of problem (1) alternated with exact pricing;
+* ``dual``: entropy-smoothed dual ascent on the decoder over V, certified by pricing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from privbench.protocol.feasibility import normalise_columns, pull_into_budget
+
+from .frank_wolfe import LN2, FrankWolfe
+from .leakage import decoder_logratios, output_joint
+from .polish import polish
+from .smoothed_dual import DualRound, dual_rounds
+
+#: mapping entries below this are solver dust: the optimal mode also tries them at zero
+POLISH_CLEAN = 1e-9
+#: the optimal mode's solver settings, in order (tight tolerances first)
+POLISH_SETTINGS = (True, False)
+
+
+def finish_frank_wolfe(s: FrankWolfe, rounds: int) -> None:
+    """``frank-wolfe``: Algorithm 1 alone."""
+
+
+def finish_dual(s: FrankWolfe, rounds: int) -> None:
+    """``dual``: entropy-smoothed dual ascent after the Frank-Wolfe warm-up (:mod:`.smoothed_dual`).
+
+    V takes the dual phase's pairs, reordered so that X0's pairs stay first (the budget
+    repair of the epilogue mixes with X0 there).
+    """
+    if s.trace_gap[-1] < s.tol:
+        return
+    V, delta, tol, log, trace_f, trace_gap = s.V, s.delta, s.tol, s.polish_log, s.trace_f, s.trace_gap
+    best_lb = s.best_lb
+    t = time.perf_counter()
+    priced = 0.0
+
+    def price(L: np.ndarray, lam_: float) -> tuple[np.ndarray, np.ndarray]:
+        nonlocal priced
+        t_price = time.perf_counter()
+        out = V.price_all(L, lam_)
+        priced += time.perf_counter() - t_price
+        return out
+
+    def on_round(record: DualRound) -> None:
+        trace_f.append(record.upper_bits)
+        trace_gap.append(max(record.upper_bits - max(record.lower_bits, best_lb / LN2), 0.0))
+
+    rows, cols, xd, lb, stop = dual_rounds(V.problem, delta, V.rows, V.cols, s.x, -s.lam, price,
+                                           tol, rounds, log, on_round)
+    n = V.n
+    x0_keys = V.rows[: V.x_start.size] * n + V.cols[: V.x_start.size]
+    first = np.isin(rows * n + cols, x0_keys)
+    order = np.concatenate([np.flatnonzero(first), np.flatnonzero(~first)])
+    # X0's pairs in their original order, then the rest
+    lead = order[: int(first.sum())]
+    pos = dict(zip((rows[lead] * n + cols[lead]).tolist(), lead.tolist(), strict=True))
+    order[: lead.size] = [pos[k] for k in x0_keys.tolist()]
+    V.replace_pairs(rows[order], cols[order])
+    V.timers["pricing"] += priced
+    V.timers["polish"] += time.perf_counter() - t - priced
+    s.best_lb = max(best_lb, lb)
+    trace_gap[-1] = max(trace_f[-1] - s.best_lb / LN2, 0.0) if trace_f else trace_gap[-1]
+    s.x, s.stop = xd[order], stop
+
+
+def finish_optimal(s: FrankWolfe, rounds: int) -> None:
+    """``optimal``: exact solves on V alternated with exact pricing (:mod:`.polish`).
+
+    Each round solves problem (1) on V and repairs the point to exact feasibility, as
+    is and with entries below ``POLISH_CLEAN`` zeroed (an interior-point solution puts
+    dust everywhere, whose odd posteriors loosen the bound); at each candidate it
+    prices all n² pairs (a certified bound; pairs that price out join V). It keeps the
+    candidate with the least I and the best bound, and stops when the gap is below
+    ``tol``, when no pair enters V after the solver ran with each of ``POLISH_SETTINGS``
+    (tight tolerances, then the defaults: interior points near the optimum differ, and
+    so do their bounds), or after ``rounds`` rounds.
+    """
+    if s.trace_gap[-1] >= s.tol and s.best_lb > 0:
+        s.x, s.best_lb, s.stop = _polish_rounds(s, rounds)
+
+
+def _polish_rounds(s: FrankWolfe, rounds: int) -> tuple[np.ndarray, float, str]:
+    V, delta, eta, tol, log = s.V, s.delta, s.eta, s.tol, s.polish_log
+    x, best_lb, trace_f, trace_gap = s.x, s.best_lb, s.trace_f, s.trace_gap
+    problem, n, P, p_a = V.problem, V.n, V.problem.joint, V.problem.p_a
+    leak, pad = s.leakage, V.padded
+    settings = iter(POLISH_SETTINGS)
+    tight = next(settings)
+    for _ in range(rounds):
+        t = time.perf_counter()
+        xp, record = polish(problem, V.rows, V.cols, V.a, delta, tight=tight)
+        V.timers["polish"] += time.perf_counter() - t
+        log.append(record)
+        candidates = []
+        if xp is not None:
+            for raw in (xp, np.where(xp < POLISH_CLEAN, 0.0, xp)):
+                candidates.append(pull_into_budget(V.a, normalise_columns(V.cols, raw, n),
+                                                   V.start_values(xp.size), delta))
+        added = 0
+        for k in range(len(candidates)):
+            cand = candidates[k] = pad(candidates[k])
+            L, empty = decoder_logratios(output_joint(P, V.rows, V.cols, cand, n), p_a, eta)
+            step = V.linear_step(L, empty, None, True, rounds=0)
+            added += step.added
+            best_lb = max(best_lb, step.bound(delta))
+        x = pad(x)
+        f = leak(x)
+        for cand in candidates:
+            cand = pad(cand)
+            fc = leak(cand)
+            if fc < f:
+                x, f = cand, fc
+        trace_f.append(f / LN2)
+        trace_gap.append(max(f - best_lb, 0.0) / LN2)
+        record.update(objective_bits=f / LN2, gap_bits=trace_gap[-1], pairs_added=added)
+        if trace_gap[-1] < tol:
+            return x, best_lb, "tolerance (optimal mode)"
+        if xp is None:
+            return x, best_lb, f"optimal mode: restricted solve failed ({record['status']})"
+        if added == 0:  # V holds the support: only the solver's accuracy is left to try
+            tight = next(settings, None)
+            if tight is None:
+                return x, best_lb, "optimal mode: no pair prices out (solver accuracy reached)"
+    return x, best_lb, "optimal mode: polish rounds exhausted"
+
+
+#: mode -> (Frank-Wolfe stops at the handover gap instead of tol, finisher)
+MODES: dict[str, tuple[bool, Callable[[FrankWolfe, int], None]]] = {
+    "frank-wolfe": (False, finish_frank_wolfe),
+    "optimal": (True, finish_optimal),
+    "dual": (False, finish_dual),
+}

@@ -1,0 +1,132 @@
+"""The SPPM driver: decide perfect privacy, run Frank-Wolfe, finish with the mode, report.
+
+:func:`solve_sppm` is the one entry point of the package (``sppm.py`` calls it); the
+iterations are in :mod:`.frank_wolfe`, the modes in :mod:`.modes`, perfect privacy in
+:func:`privbench.protocol.feasibility.constant_output` and :mod:`.perfect`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from privbench import LPBackend, PrivacyProblem
+from privbench.protocol.feasibility import constant_output, normalise_columns, pull_into_budget
+
+from .atoms import AtomSet
+from .frank_wolfe import (
+    LN2,
+    ActiveSet,
+    FrankWolfe,
+    SPPMOutcome,
+    available_cores,
+    run_frank_wolfe,
+    start_from,
+    start_pairs,
+)
+from .leakage import POSTERIOR_FLOOR, output_joint
+from .modes import MODES
+from .perfect import perfect_privacy_mapping
+
+
+def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
+               iterations: int = 100, tol: float = 1e-4, eta: float = POSTERIOR_FLOOR,
+               variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
+               exact_every: int = 10, rounds: int = 1, prune_after: int = 0,
+               threads: int = 0, mode: str = "frank-wolfe", polish_rounds: int = 20,
+               handover: float = 1e-3, warmup: int = 100, x0: Any = None,
+               on_iteration: Callable[[dict[str, Any]], None] | None = None) -> SPPMOutcome:
+    """Run SPPM; stop after ``iterations`` steps or once the certified gap < ``tol`` bits.
+
+    ``variant`` (``classic``: Algorithm 1; ``pairwise``: pairwise steps with up to
+    ``corrective_steps`` corrective steps) and ``mode`` (:mod:`.modes`) are checked by
+    the plugin's ``check_params``. Pricing and the certificate: :mod:`.frank_wolfe`.
+    """
+    t_total = time.perf_counter()
+    best = constant_output(problem, delta) if problem.prior_mi_bits > 0 else None
+    if best is not None:  # a constant mapping has I = 0, which is optimal
+        return _constant_outcome(problem.n, best, variant, t_total)
+    handover_first, finish = MODES[mode]
+    timers = {"pricing": 0.0, "lp": 0.0, "linesearch": 0.0, "polish": 0.0}
+    rows, cols, x = start_pairs(problem, delta) + (np.ones(problem.n),) if x0 is None \
+        else start_from(problem, delta, x0)
+    V = ActiveSet(problem, backend, rows, cols, x, timers, neighbours, delta, rounds,
+                  threads or available_cores())
+    atoms = AtomSet(x, output_joint(problem.joint, rows, cols, x, problem.n)) \
+        if variant == "pairwise" else None
+    state = FrankWolfe(problem, delta, V, x.copy(), atoms, eta, tol,
+                       max(tol, handover) if handover_first else tol,
+                       min(iterations, warmup) if mode == "dual" else iterations,
+                       exact_every, corrective_steps, prune_after, on_iteration)
+    backend.start(problem.n, delta)
+    try:
+        run_frank_wolfe(state)
+        finish(state, polish_rounds)
+    finally:
+        V.close()
+    _perfect_privacy_by_lp(state)
+    return _outcome(state, mode, variant, t_total)
+
+
+def _perfect_privacy_by_lp(s: FrankWolfe) -> None:
+    """When nothing proves I > 0, perfect privacy may be affordable without a constant
+    mapping (Frank-Wolfe only nears it): the exact LP of :mod:`.perfect` decides."""
+    if s.best_lb > 0 or s.trace_f[-1] <= 0:
+        return
+    X0 = perfect_privacy_mapping(s.problem, s.delta)
+    if X0 is None:
+        return
+    Xs = sp.coo_array(X0)
+    used = float(np.sum(Xs.data * s.problem.p_b[Xs.col] * s.problem.distortion.pairs(Xs.row, Xs.col)))
+    V = s.V
+    saved = V.rows, V.cols
+    V.replace_pairs(Xs.row, Xs.col)
+    f = s.leakage(Xs.data) / LN2
+    if used <= s.delta and f < s.trace_f[-1]:
+        s.x, s.stop = Xs.data, "perfect privacy (exact LP)"
+        s.trace_f.append(f)
+        s.trace_gap.append(f)
+    else:
+        V.replace_pairs(*saved)
+
+
+def _constant_outcome(n: int, best: int, variant: str, t_total: float) -> SPPMOutcome:
+    return SPPMOutcome(np.full(n, best), np.arange(n), np.ones(n), {
+        "iterations": 0, "lp_solves": 0, "gap_bits": 0.0, "lower_bound_bits": 0.0,
+        "objective_bits": 0.0, "converged": True, "stop_reason": "perfect privacy",
+        "columns": n, "columns_generated": 0, "support_max": 1, "support_hist": {1: n},
+        "lp_iterations": 0, "time_pricing_s": 0.0, "time_lp_s": 0.0,
+        "time_linesearch_s": 0.0, "variant": variant, "atoms": None,
+        "objective_trace_bits": [0.0], "gap_trace_bits": [0.0],
+        "runtime_total_s": time.perf_counter() - t_total})
+
+
+def _outcome(s: FrankWolfe, mode: str, variant: str, t_total: float) -> SPPMOutcome:
+    """Undo the rounding drift of incremental updates, re-check the budget, report."""
+    V, n = s.V, s.V.n
+    x = normalise_columns(V.cols, s.x, n)
+    if not s.stop.startswith("perfect privacy"):  # the first pairs are X0's
+        x = pull_into_budget(V.a, x, V.start_values(x.size), s.delta)
+    support = np.bincount(V.cols[x > 0], minlength=n)
+    stats: dict[str, Any] = {
+        "iterations": s.steps, "lp_solves": V.lp_solves, "lp_iterations": V.lp_iterations,
+        "full_scan_columns": V.full_scans,
+        "neighbours": None if V.line is not None else V.nb.k,
+        "gap_bits": s.trace_gap[-1], "lower_bound_bits": s.best_lb / LN2, "budget_dual": s.lam,
+        "objective_bits": s.trace_f[-1],
+        "converged": s.stop.startswith("tolerance") or s.stop.startswith("perfect privacy"),
+        "stop_reason": s.stop, "columns": int(V.rows.size),
+        "columns_generated": int(V.rows.size - V.x_start.size + V.pruned),
+        "columns_pruned": V.pruned, "support_max": int(support.max()) if n else 0,
+        "support_hist": {int(k): int(v) for k, v in enumerate(np.bincount(support)) if v},
+        **{f"time_{k}_s": v for k, v in V.timers.items()},
+        "mode": mode, "polish": s.polish_log or None,
+        "runtime_total_s": time.perf_counter() - t_total, "variant": variant,
+        "atoms": len(s.atoms) if s.atoms is not None else None,
+        "objective_trace_bits": s.trace_f, "gap_trace_bits": s.trace_gap,
+    }
+    return SPPMOutcome(V.rows, V.cols, x, stats)
