@@ -171,40 +171,9 @@ class CSVTable(AttributeTableMixin, pb.DatasetAdapter):
         if not self.private or not isinstance(self.private, str):
             raise pb.ValidationError("csv: private=COLUMN is required (the attribute to hide)")
         frame = self.read()
-        columns = list(frame.columns)
-        private_col = self.private.strip()
-        if private_col not in columns:
-            raise pb.ValidationError(f"csv: unknown private column {private_col!r} in "
-                                     f"{self.path}; columns: {', '.join(columns)}")
-        public = _names(self.public, "public") or [c for c in columns if c != private_col]
-        unknown = [c for c in public if c not in columns]
-        if unknown:
-            raise pb.ValidationError(f"csv: unknown public column(s) {', '.join(unknown)} in "
-                                     f"{self.path}; columns: {', '.join(columns)}")
-        if private_col in public:
-            raise pb.ValidationError(f"csv: column {private_col!r} cannot be both private and "
-                                     "public")
-        if not public:
-            raise pb.ValidationError("csv: no public column left; name some with public=")
+        private_col, public = self._columns(list(frame.columns))
         bins = _bins(self.bins, public)
-        used = frame[[private_col, *public]]
-        has_missing = used.isna().any(axis=1).to_numpy()
-        if has_missing.any() and (missing == "error" or distortion != "hamming"
-                                  and missing == "keep"):
-            r = int(np.flatnonzero(has_missing)[0])
-            col = next(c for c in (private_col, *public) if pd.isna(used.iloc[r][c]))
-            raise pb.DataError(
-                f"csv: {self.path}, line {self._line_of(r)}: missing value in column {col!r}"
-                + ("" if missing == "error" else
-                   f"; missing=keep needs distortion=hamming (got {distortion})"))
-        dropped = 0
-        if missing == "drop" or used[private_col].isna().any():
-            keep = ~(has_missing if missing == "drop" else used[private_col].isna().to_numpy())
-            dropped = int((~keep).sum())
-            frame = frame.loc[keep].reset_index(drop=True)
-        if frame.empty:
-            raise pb.DataError(f"csv: no rows left in {self.path} after dropping rows with "
-                               "missing values, so the public alphabet is empty")
+        frame, dropped = self._drop_missing(frame, private_col, public, missing, distortion)
         private, labels = check_private(frame[private_col], dataset=self.name,
                                         column=private_col)
         codes, values, value_labels = [], [], []
@@ -245,6 +214,47 @@ class CSVTable(AttributeTableMixin, pb.DatasetAdapter):
             extras={"attribute_values": value_labels, "profile_codes": alphabet.codes,
                     "record_codes": code_matrix},
         )
+
+    def _columns(self, columns: list[str]) -> tuple[str, list[str]]:
+        """The private column and the public ones, checked against the file's header."""
+        private_col = self.private.strip()
+        if private_col not in columns:
+            raise pb.ValidationError(f"csv: unknown private column {private_col!r} in "
+                                     f"{self.path}; columns: {', '.join(columns)}")
+        public = _names(self.public, "public") or [c for c in columns if c != private_col]
+        unknown = [c for c in public if c not in columns]
+        if unknown:
+            raise pb.ValidationError(f"csv: unknown public column(s) {', '.join(unknown)} in "
+                                     f"{self.path}; columns: {', '.join(columns)}")
+        if private_col in public:
+            raise pb.ValidationError(f"csv: column {private_col!r} cannot be both private and "
+                                     "public")
+        if not public:
+            raise pb.ValidationError("csv: no public column left; name some with public=")
+        return private_col, public
+
+    def _drop_missing(self, frame: pd.DataFrame, private_col: str, public: list[str],
+                      missing: str, distortion: str) -> tuple[pd.DataFrame, int]:
+        """Apply the ``missing`` rule (an error names the file and line); rows dropped."""
+        used = frame[[private_col, *public]]
+        has_missing = used.isna().any(axis=1).to_numpy()
+        if has_missing.any() and (missing == "error" or distortion != "hamming"
+                                  and missing == "keep"):
+            r = int(np.flatnonzero(has_missing)[0])
+            col = next(c for c in (private_col, *public) if pd.isna(used.iloc[r][c]))
+            raise pb.DataError(
+                f"csv: {self.path}, line {self._line_of(r)}: missing value in column {col!r}"
+                + ("" if missing == "error" else
+                   f"; missing=keep needs distortion=hamming (got {distortion})"))
+        dropped = 0
+        if missing == "drop" or used[private_col].isna().any():
+            keep = ~(has_missing if missing == "drop" else used[private_col].isna().to_numpy())
+            dropped = int((~keep).sum())
+            frame = frame.loc[keep].reset_index(drop=True)
+        if frame.empty:
+            raise pb.DataError(f"csv: no rows left in {self.path} after dropping rows with "
+                               "missing values, so the public alphabet is empty")
+        return frame, dropped
 
     def _encode(self, column: pd.Series, name: str, n_bins: int | None, strategy: str, *,
                 numeric_needed: bool, binned_explicitly: bool

@@ -228,19 +228,8 @@ class MovieLens(AttributeTableMixin, FileBackedAdapter):
         if top > len(names):
             raise pb.ValidationError(
                 f"movielens: top_genres = {top} exceeds the {len(names)} genres of the data")
-        user_pos = pd.Index(users["user_id"]).get_indexer(ratings["user_id"])
-        item_pos = pd.Index(items["item_id"]).get_indexer(ratings["item_id"])
-        for pos, col, what in ((user_pos, "user_id", users_file), (item_pos, "item_id", items_file)):
-            if (pos < 0).any():
-                r = int(np.flatnonzero(pos < 0)[0])
-                raise pb.DataError(
-                    f"{ratings_file}, line {int(ratings['line'].iloc[r])}: {col} "
-                    f"{int(ratings[col].iloc[r])} is not in {what}")
-        bad = ~ratings["rating"].between(1, 5)
-        if bad.any():
-            r = int(np.flatnonzero(bad.to_numpy())[0])
-            raise pb.DataError(f"{ratings_file}, line {int(ratings['line'].iloc[r])}: rating "
-                               f"must be 1..5; found {int(ratings['rating'].iloc[r])}")
+        user_pos, item_pos = _rating_positions(users, items, ratings, users_file, items_file,
+                                               ratings_file)
         pref = genre_preferences(user_pos, item_pos, len(users), data["item_genres"])
         n_ratings = np.bincount(user_pos, minlength=len(users))
         active = n_ratings > 0
@@ -294,6 +283,27 @@ class MovieLens(AttributeTableMixin, FileBackedAdapter):
                 "record_codes": bits,
             },
         )
+
+
+def _rating_positions(users: pd.DataFrame, items: pd.DataFrame, ratings: pd.DataFrame,
+                      users_file: str, items_file: str, ratings_file: str
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Row of each rating's user and movie; an unknown id or a rating outside 1..5 is a
+    DataError naming the ratings file and line."""
+    user_pos = pd.Index(users["user_id"]).get_indexer(ratings["user_id"])
+    item_pos = pd.Index(items["item_id"]).get_indexer(ratings["item_id"])
+    for pos, col, what in ((user_pos, "user_id", users_file), (item_pos, "item_id", items_file)):
+        if (pos < 0).any():
+            r = int(np.flatnonzero(pos < 0)[0])
+            raise pb.DataError(
+                f"{ratings_file}, line {int(ratings['line'].iloc[r])}: {col} "
+                f"{int(ratings[col].iloc[r])} is not in {what}")
+    bad = ~ratings["rating"].between(1, 5)
+    if bad.any():
+        r = int(np.flatnonzero(bad.to_numpy())[0])
+        raise pb.DataError(f"{ratings_file}, line {int(ratings['line'].iloc[r])}: rating "
+                           f"must be 1..5; found {int(ratings['rating'].iloc[r])}")
+    return user_pos, item_pos
 
 
 @pb.hookimpl
