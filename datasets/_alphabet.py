@@ -18,7 +18,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from privbench.protocol.errors import DataError, ValidationError
-from privbench.protocol.information import mutual_information_of_joint
+from privbench.protocol.information import attribute_leakage_bits
 
 
 def parse_top_k(value: Any, *, dataset: str, default_all: bool = False) -> int | None:
@@ -135,20 +135,19 @@ def attribute_mutual_information(joint: np.ndarray, codes: np.ndarray,
     if mapping is not None:
         X = sp.csr_array(mapping) if sp.issparse(mapping) else np.asarray(mapping, dtype=float)
         released = np.asarray((X @ P.T).T)
+    before = attribute_leakage_bits(P, codes)
+    after = attribute_leakage_bits(released, codes) if released is not None else None
     rows = []
     for k, name in enumerate(attributes):
         values, inverse = np.unique(codes[:, k], return_inverse=True)
-        inverse = inverse.reshape(-1)
-        group = sp.csr_array((np.ones(inverse.size), (np.arange(inverse.size), inverse)),
-                             shape=(inverse.size, values.size))
-        per_value = np.asarray(P @ group)
         row: dict[str, Any] = {"attribute": name, "values": int(values.size),
-                               "mi_bits": mutual_information_of_joint(per_value)}
+                               "mi_bits": float(before[k])}
         if labels is not None:
-            top = np.argsort(-per_value.sum(axis=0), kind="stable")[:3]
+            mass = np.bincount(inverse.reshape(-1), weights=P.sum(axis=0), minlength=values.size)
+            top = np.argsort(-mass, kind="stable")[:3]
             row["examples"] = ", ".join(str(labels[k][int(values[t])]) for t in top)
-        if released is not None:
-            row["mi_bits_released"] = mutual_information_of_joint(np.asarray(released @ group))
+        if after is not None:
+            row["mi_bits_released"] = float(after[k])
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -112,15 +112,17 @@ class AttributeTableMixin:
         """
         problem = problem if problem is not None else self.load()
         scope = check_choice(getattr(self, "name", "dataset"), "scope", scope, ("alphabet", "all"))
-        labels = problem.extras.get("attribute_values")
+        if problem.coding is None:
+            raise pb.ValidationError(f"{problem.name} has no coded profile (the 'coding' part)")
+        labels = problem.coding.attribute_values
         attrs = tuple(problem.attributes or ())
         if scope == "alphabet":
-            return attribute_mutual_information(problem.joint, problem.extras["profile_codes"],
+            return attribute_mutual_information(problem.joint, problem.coding.profile_codes,
                                                 attrs, mapping, labels)
         if mapping is not None:
             raise pb.ValidationError("scope='all' cannot use a mapping: users outside the "
                                      "alphabet have no symbol to map")
-        codes = problem.extras["record_codes"]
+        codes = problem.coding.record_codes
         full: Alphabet = build_alphabet(codes, problem.records["private"].to_numpy(),
                                         problem.n_private, None, dataset=problem.name)
         return attribute_mutual_information(full.counts.astype(float), full.codes, attrs,

@@ -227,11 +227,7 @@ class Census(AttributeTableMixin, FileBackedAdapter):
             features=one_hot(codes, [len(v) for v in labels]),
             name=name,
             meta=meta,
-            extras={
-                "attribute_values": labels,
-                "profile_codes": alphabet.codes,
-                "record_codes": codes,
-            },
+            coding=pb.ProfileCoding(labels, alphabet.codes, codes),
         )
 
 

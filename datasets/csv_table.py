@@ -211,8 +211,7 @@ class CSVTable(AttributeTableMixin, pb.DatasetAdapter):
                   "public": ", ".join(public), "distortion": distortion, "missing": missing,
                   "rows_dropped": dropped, "top_k": top_k if top_k is not None else "all",
                   **prior_summary(joint, alphabet)},
-            extras={"attribute_values": value_labels, "profile_codes": alphabet.codes,
-                    "record_codes": code_matrix},
+            coding=pb.ProfileCoding(value_labels, alphabet.codes, code_matrix),
         )
 
     def _columns(self, columns: list[str]) -> tuple[str, list[str]]:

@@ -88,8 +88,7 @@ class LinearGaussian(pb.DatasetAdapter):
             features=X,
             name=f"linear_gaussian[m={m},n={n},labels={k},seed={self.seed}]",
             meta={"seed": self.seed, "n_samples": m, "n_features": n, "n_labels": k},
-            extras={"desired": desired, "confidential": confidential,
-                    "true_weights": W},
+            targets=pb.Targets(list(desired), list(confidential), W),
         )
 
 

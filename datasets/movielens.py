@@ -10,7 +10,7 @@ The public profile B is the binary vector over genres with the ``top_genres`` (d
 are broken by the genre order of the data set, so a profile is reproducible. Private A
 = gender. The alphabet is the set of distinct observed profiles (most frequent first;
 ``top_k`` keeps the most frequent ones), the distortion is the Hamming distance.
-Users with no rating are left out. The ratings travel in ``extras["ratings"]`` for the
+Users with no rating are left out. The ratings travel in the ``ratings`` part for the
 recommendation-quality metric.
 
 Formats (official archives): 100K: ``u.data`` (tab separated user, item, rating,
@@ -271,17 +271,13 @@ class MovieLens(AttributeTableMixin, FileBackedAdapter):
             features=bits.astype(float),
             name=name,
             meta=meta,
-            extras={
-                "ratings": ratings.drop(columns=["line"]).reset_index(drop=True),
-                "movies": data["movies"].reset_index(drop=True),
-                "item_genres": pd.DataFrame(data["item_genres"], columns=list(names),
-                                            index=pd.Index(items["item_id"], name="item_id")),
-                "preferences": preferences,
-                "genres": list(names),
-                "attribute_values": [[0, 1]] * len(names),
-                "profile_codes": alphabet.codes,
-                "record_codes": bits,
-            },
+            coding=pb.ProfileCoding([[0, 1]] * len(names), alphabet.codes, bits),
+            ratings=pb.Ratings(
+                ratings.drop(columns=["line"]).reset_index(drop=True),
+                pd.DataFrame(data["item_genres"], columns=list(names),
+                             index=pd.Index(items["item_id"], name="item_id"))),
+            catalog=pb.Catalog({"movies": data["movies"].reset_index(drop=True),
+                                "preferences": preferences}),
         )
 
 

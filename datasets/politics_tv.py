@@ -20,6 +20,7 @@ produces carries "surrogate" in its name and ``meta["surrogate"] = True``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from pathlib import Path
@@ -104,16 +105,15 @@ def survey_problem(frame: pd.DataFrame, show_names: list[str], *, ratings: str, 
         meta={**meta, "ratings": ratings, "shows": "all" if k_shows is None else f"top{k_shows}",
               "distortion": metric, "top_k": top if top is not None else "all",
               "chosen_shows": ", ".join(chosen_names), **prior_summary(joint, alphabet)},
-        extras={
-            "ratings": long,
-            "shows": pd.DataFrame({"item_id": np.arange(1, len(show_names) + 1),
-                                   "name": show_names}),
-            "chosen_shows": chosen.tolist(),
-            "attribute_values": [sorted(set(public[:, j].tolist())) or [0]
-                                 for j in range(public.shape[1])],
-            "profile_codes": alphabet.codes,
-            "record_codes": public,
-        },
+        coding=pb.ProfileCoding([sorted(set(public[:, j].tolist())) or [0]
+                                 for j in range(public.shape[1])], alphabet.codes, public),
+        # coordinate j of a profile is show chosen[j] (item_id = column index + 1)
+        ratings=pb.Ratings(long, pd.DataFrame(
+            (np.arange(1, len(show_names) + 1)[:, None] == (chosen + 1)[None, :]).astype(float),
+            index=pd.Index(np.arange(1, len(show_names) + 1), name="item_id"))),
+        catalog=pb.Catalog({"shows": pd.DataFrame({"item_id": np.arange(1, len(show_names) + 1),
+                                                   "name": show_names}),
+                            "chosen_shows": pd.DataFrame({"show": chosen.tolist()})}),
     )
 
 
@@ -443,8 +443,8 @@ class PoliticsTVSurrogate(pb.DatasetAdapter):
                   "calibration_kappa": float(design["kappa"].iloc[0]),
                   "target_mi_bits": TARGET_MI_BITS,
                   "target_map_accuracy": TARGET_MAP_ACCURACY})
-        problem.extras["design"] = design
-        return problem
+        return dataclasses.replace(problem, catalog=pb.Catalog(
+            {**problem.catalog.tables, "surrogate_design": design}))
 
     def info(self) -> dict[str, Any]:
         data = super().info()

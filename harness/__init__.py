@@ -37,6 +37,7 @@ from privbench.protocol.mechanism import (
     validate_mapping,
 )
 from privbench.protocol.metric import Metric
+from privbench.protocol.parts import Catalog, ProfileCoding, Ratings, Targets
 from privbench.protocol.problem import PrivacyProblem
 from privbench.running.guards import RunTimeout
 from privbench.running.runner import execute_run, failed_record
@@ -48,6 +49,7 @@ except _md.PackageNotFoundError:  # running from a source tree
     __version__ = "0+unknown"
 
 __all__ = [
+    "Catalog",
     "DataError",
     "DatasetAdapter",
     "Distortion",
@@ -64,6 +66,8 @@ __all__ = [
     "PluginError",
     "PluginHost",
     "PrivacyProblem",
+    "ProfileCoding",
+    "Ratings",
     "PrivbenchError",
     "RecordMechanism",
     "RunContext",
@@ -71,6 +75,7 @@ __all__ = [
     "RunTimeout",
     "Reporter",
     "SelectionMechanism",
+    "Targets",
     "ValidationError",
     "__version__",
     "execute_run",

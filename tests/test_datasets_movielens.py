@@ -83,7 +83,7 @@ def test_100k_fixture(tmp_path: Path) -> None:
     problem = ml.MovieLens(top_genres=2, data_dir=str(tmp_path)).load()
     assert problem.attributes == GENRES
     assert problem.private_labels == ("F", "M")
-    prefs = problem.extras["preferences"]
+    prefs = problem.catalog.tables["preferences"]
     # user 1 rated movies 1 (Action), 3 (Action, Comedy), 2 (Comedy) of 5;
     # movies per genre: unknown 1, Action 2, Comedy 2, Drama 1
     assert prefs.loc[1].tolist() == pytest.approx([0, (2 / 3) / 2, (2 / 3) / 2, 0])
@@ -96,8 +96,8 @@ def test_100k_fixture(tmp_path: Path) -> None:
     assert problem.n == 3 and problem.symbols[0] == ("Action", "Comedy")
     assert problem.joint[:, 0] * 4 == pytest.approx([0, 2])  # both are men
     assert records["n_ratings"].to_dict() == {1: 3, 2: 2, 3: 2, 4: 3}
-    assert len(problem.extras["ratings"]) == 10
-    titles = problem.extras["movies"]["title"].tolist()
+    assert len(problem.ratings.table) == 10
+    titles = problem.catalog.tables["movies"]["title"].tolist()
     assert "Café au lait (1993)" in titles and "Léon (1994)" in titles  # Latin-1 decoded
     D = problem.distortion.to_dense()
     assert D[0, 1] == 2 and D[1, 2] == 2 and D[0, 2] == 4
@@ -125,12 +125,12 @@ def test_1m_fixture(tmp_path: Path) -> None:
     assert len(problem.records) == 3
     # user 1: Toy Story (Animation, Children's, Comedy), Jumanji (Adventure, Children's,
     # Fantasy); Children's has 2 movies, the others 1 -> share 1/2 / 1 = 0.5 beats 1 / 2
-    prefs = problem.extras["preferences"].loc[1]
+    prefs = problem.catalog.tables["preferences"].loc[1]
     assert prefs["Children's"] == pytest.approx(0.5)
     assert prefs["Animation"] == pytest.approx(0.5)
     records = problem.records.set_index("user_id")
     assert problem.symbols[records.loc[1, "symbol"]] == ("Animation",)  # tie: genre order
-    assert "Cité des enfants perdus, La (1995)" in problem.extras["movies"]["title"].tolist()
+    assert "Cité des enfants perdus, La (1995)" in problem.catalog.tables["movies"]["title"].tolist()
     assert problem.name.startswith("movielens[variant=1m")
 
 
@@ -191,7 +191,7 @@ def test_real_movielens_100k(real_data_dir: Path) -> None:
     assert np.all(problem.features.sum(axis=1) == 6)  # every user has >= 6 genres rated
     assert problem.n == problem.meta["n_distinct_profiles"]
     assert 0.2 < problem.prior_mi_bits < 0.9
-    assert len(problem.extras["ratings"]) == 100000
+    assert len(problem.ratings.table) == 100000
 
 
 def test_1m_found_through_environment(tmp_path: Path, monkeypatch) -> None:

@@ -48,7 +48,7 @@ def test_reads_documented_format(tmp_path: Path) -> None:
     assert problem.n == 3 and problem.joint[0, 0] == pytest.approx(3 / 6)  # all Democrats
     assert problem.meta["surrogate"] is False and problem.meta["distortion"] == "hamming"
     # long-format ratings for the recommendation metric: the non-zero ratings only
-    assert len(problem.extras["ratings"]) == sum(
+    assert len(problem.ratings.table) == sum(
         int(v) > 0 for r in ROWS for v in r.split(",")[4:])
 
 
@@ -130,7 +130,7 @@ def test_surrogate_shape_and_labels() -> None:
     assert problem.n <= 32 and problem.meta["shows"] == "top5"
     # the five most seen shows are the design's top five
     top = design.index[design["top5"]].tolist()
-    assert problem.extras["chosen_shows"] == top
+    assert problem.catalog.tables["chosen_shows"]["show"].tolist() == top
     assert ptv.PoliticsTVSurrogate(seed=0).load().joint.tolist() == problem.joint.tolist()
     assert ptv.PoliticsTVSurrogate(seed=1).load().joint.tolist() != problem.joint.tolist()
 

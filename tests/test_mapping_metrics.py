@@ -102,8 +102,8 @@ def ratings_problem() -> pb.PrivacyProblem:
     return pb.PrivacyProblem.from_arrays(
         joint=joint, distortion=pb.FeatureDistortion(points, "hamming"),
         records=pd.DataFrame({"private": private, "symbol": symbols}),
-        extras={"ratings": pd.DataFrame(rows, columns=["user", "item", "rating"]),
-                "item_features": F},
+        ratings=pb.Ratings(pd.DataFrame(rows, columns=["user", "item", "rating"]),
+                           pd.DataFrame(F, index=pd.Index(range(8), name="item_id"))),
     )
 
 

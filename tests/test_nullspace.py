@@ -203,10 +203,10 @@ def test_linear_gaussian_generator():
     np.testing.assert_array_equal(a.features, b.features)
     assert not np.array_equal(a.features, c.features)
     assert a.features.shape == (50, 5)
-    assert a.extras["desired"] == ["y0"] and a.extras["confidential"] == ["y1", "y2"]
+    assert a.targets.desired == ["y0"] and a.targets.confidential == ["y1", "y2"]
     # the labels are linear in the features up to the noise
     Y = a.records[["y0", "y1", "y2"]].to_numpy()
-    resid = Y - a.features @ a.extras["true_weights"]
+    resid = Y - a.features @ a.targets.true_weights
     assert resid.std() == pytest.approx(0.1, rel=0.3)
     # the prior counts every record once
     assert a.joint.sum() == pytest.approx(1.0)

@@ -38,7 +38,8 @@ from privbench.protocol.errors import PluginError
 from privbench.protocol.executor import Executor, Reporter
 from privbench.protocol.lp import LPBackend
 from privbench.protocol.mechanism import Mechanism
-from privbench.protocol.metric import Metric
+from privbench.protocol.metric import PART_NEEDS, RESULT_NEEDS, Metric, unknown_needs
+from privbench.protocol.parts import PARTS
 
 ENTRY_POINT_GROUP = "privbench"
 BUILTIN_DISTRIBUTION = "privbench"
@@ -265,6 +266,10 @@ class PluginHost:
                                         f"{cls.name!r}; already provided by {first.distribution} "
                                         f"({first.plugin})"))
                         continue
+                    bad_needs = _bad_needs(kind, cls)
+                    if bad_needs:
+                        rows.append(row(cls.name, "broken", bad_needs))
+                        continue
                     status, reason = _availability(cls)
                     info = row(cls.name, status, reason, cls)
                     taken[(kind, cls.name)] = info
@@ -313,6 +318,21 @@ class PluginHost:
             raise PluginError(f"{kind} {name!r} is {rows[0].status}: {rows[0].reason}")
         known = sorted(p.name for p in self.plugins() if p.kind == kind and p.status == "ok")
         raise PluginError(f"unknown {kind} {name!r}; available: {', '.join(known) or '(none)'}")
+
+
+def _bad_needs(kind: str, cls: type) -> str:
+    """Why a metric's or mechanism's ``needs`` is invalid ('' when it is fine)."""
+    needs = tuple(getattr(cls, "needs", ()) or ())
+    if kind == "metric":
+        unknown = unknown_needs(needs)
+        known = sorted(RESULT_NEEDS | PART_NEEDS)
+    elif kind == "mechanism":
+        unknown = sorted(set(needs) - set(PARTS))
+        known = list(PARTS)
+    else:
+        return ""
+    return (f"needs names unknown {', '.join(unknown)}; known: {', '.join(known)}"
+            if unknown else "")
 
 
 def _availability(cls: type) -> tuple[str, str]:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from privbench.protocol.problem import PrivacyProblem
 
 __all__ = [
+    "attribute_leakage_bits",
     "expected_distortion",
     "leakage_nats",
     "mutual_information",
@@ -97,3 +98,22 @@ def leakage_nats(Q: np.ndarray, p_a: np.ndarray) -> float:
     denom = (p_a[:, None] * q[None, :])[mask]
     value = float(np.sum(Q[mask] * np.log(Q[mask] / denom)))
     return max(value, 0.0)
+
+
+def attribute_leakage_bits(joint: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """I(A; F_k) in bits for each public attribute k (SPPM paper, Table 1).
+
+    ``joint[a, j]`` is p(a, symbol j) (or p(a, b̂_j) after a mapping) and ``codes[j, k]``
+    the value of attribute k in symbol j: the joint of A and F_k sums the symbols that
+    share a value.
+    """
+    P = np.asarray(joint, dtype=float)
+    codes = np.asarray(codes)
+    out = np.empty(codes.shape[1])
+    for k in range(codes.shape[1]):
+        _, inverse = np.unique(codes[:, k], return_inverse=True)
+        inverse = inverse.reshape(-1)
+        per_value = np.zeros((P.shape[0], int(inverse.max()) + 1 if inverse.size else 0))
+        np.add.at(per_value.T, inverse, P.T)
+        out[k] = mutual_information_of_joint(per_value)
+    return out

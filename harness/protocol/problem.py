@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -13,6 +14,7 @@ import pandas as pd
 from privbench.protocol.distortion import Distortion, as_distortion
 from privbench.protocol.errors import ValidationError
 from privbench.protocol.information import mutual_information_of_joint
+from privbench.protocol.parts import PARTS, Catalog, ProfileCoding, Ratings, Targets
 
 
 def _as_joint(joint: Any) -> np.ndarray:
@@ -49,7 +51,7 @@ class PrivacyProblem:
     metrics (attacks, recommendation quality) can run: ``records`` has one row per user
     with an integer column ``private`` (index into ``private_labels``) and ``symbol``
     (index into the alphabet, -1 when the user's profile is outside it); ``features`` is
-    a per-record feature matrix; ``extras`` holds adapter-specific payloads.
+    a per-record feature matrix.
     """
 
     joint: np.ndarray
@@ -61,7 +63,10 @@ class PrivacyProblem:
     features: np.ndarray | None = None
     name: str = "custom"
     meta: dict[str, Any] = field(default_factory=dict)
-    extras: dict[str, Any] = field(default_factory=dict)
+    coding: ProfileCoding | None = None
+    ratings: Ratings | None = None
+    targets: Targets | None = None
+    catalog: Catalog | None = None
 
     @classmethod
     def from_arrays(
@@ -76,7 +81,10 @@ class PrivacyProblem:
         features: np.ndarray | None = None,
         name: str = "custom",
         meta: dict[str, Any] | None = None,
-        extras: dict[str, Any] | None = None,
+        coding: ProfileCoding | None = None,
+        ratings: Ratings | None = None,
+        targets: Targets | None = None,
+        catalog: Catalog | None = None,
     ) -> PrivacyProblem:
         """Build a validated problem from a pmf (or counts) and a distortion.
 
@@ -102,8 +110,29 @@ class PrivacyProblem:
             features=features,
             name=name,
             meta=dict(meta or {}),
-            extras=dict(extras or {}),
+            coding=coding,
+            ratings=ratings,
+            targets=targets,
+            catalog=catalog,
         )
+
+    def missing_parts(self, needs: tuple[str, ...] | frozenset[str]) -> list[str]:
+        """The parts of ``needs`` (names of :data:`~privbench.protocol.parts.PARTS`) this
+        problem lacks, in order."""
+        return [name for name in needs if name in PARTS and getattr(self, name) is None]
+
+    def for_run(self) -> PrivacyProblem:
+        """The copy one run receives: shared read-only arrays, its own tables and parts."""
+        changes: dict[str, Any] = {"meta": copy.deepcopy(self.meta)}
+        if self.records is not None:
+            changes["records"] = self.records.copy()
+        for name in ("coding", "ratings", "targets", "catalog"):
+            part = getattr(self, name)
+            if part is not None:
+                changes[name] = part.for_run()
+        view = copy.copy(self)
+        view.__dict__.update(changes)
+        return view
 
     @property
     def n(self) -> int:

@@ -8,7 +8,6 @@ later run sees.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections import OrderedDict
 from typing import Any
@@ -43,15 +42,8 @@ def freeze(problem: PrivacyProblem) -> PrivacyProblem:
 
 
 def run_view(problem: PrivacyProblem) -> PrivacyProblem:
-    """A per-run copy: shared read-only arrays, its own records table and dictionaries."""
-    view = copy.copy(problem)
-    state = view.__dict__
-    if problem.records is not None:
-        state["records"] = problem.records.copy()
-    state["meta"] = copy.deepcopy(problem.meta)
-    if hasattr(problem, "extras"):
-        state["extras"] = dict(problem.extras)
-    return view
+    """A per-run copy: shared read-only arrays, its own records table, parts and metadata."""
+    return problem.for_run()
 
 
 def load_problem(name: str, params: dict[str, Any]) -> PrivacyProblem:

@@ -9,9 +9,9 @@ released into the plain dict that ``privbench.plugins.metrics.records`` reads::
      "ally_intercept": b_d, "offset": μ, ...}
 
 Targets are looked up by name in ``problem.records`` (numeric columns as they are, a
-two-valued column as 0/1, other categorical columns one-hot, i.e. multi-label) or in
-``problem.extras["targets"]``. ``desired`` / ``confidential`` may be one name, a list of
-names, or a string ``"a;b"``.
+two-valued column as 0/1, other categorical columns one-hot, i.e. multi-label); a data
+set may name its default ones in the ``targets`` part (:class:`privbench.Targets`).
+``desired`` / ``confidential`` may be one name, a list of names, or a string ``"a;b"``.
 """
 
 from __future__ import annotations
@@ -45,18 +45,16 @@ def as_names(value: Any, what: str) -> list[str]:
 
 
 def _target_table(problem: pb.PrivacyProblem) -> pd.DataFrame:
-    tables = []
-    if problem.records is not None:
-        tables.append(problem.records.drop(columns=[c for c in RESERVED
-                                                    if c in problem.records.columns]))
-    extra = problem.extras.get("targets")
-    if extra is not None:
-        extra = pd.DataFrame(extra)
-        tables.append(extra[[c for c in extra.columns
-                             if not tables or c not in tables[0].columns]])
-    if not tables:
+    if problem.records is None:
         return pd.DataFrame()
-    return pd.concat(tables, axis=1) if len(tables) > 1 else tables[0]
+    return problem.records.drop(columns=[c for c in RESERVED if c in problem.records.columns])
+
+
+def _default_targets(problem: pb.PrivacyProblem) -> tuple[list[str], list[str]]:
+    """The data set's own desired / confidential targets (its ``targets`` part), if any."""
+    if problem.targets is None:
+        return [], []
+    return list(problem.targets.desired), list(problem.targets.confidential)
 
 
 def encode_targets(table: pd.DataFrame, names: list[str], what: str
@@ -110,8 +108,9 @@ def missing_requirements(problem: pb.PrivacyProblem, desired: Any, confidential:
     if problem.features is None:
         return "needs numeric feature vectors (problem.features); this dataset has none"
     table = _target_table(problem)
-    want_d = as_names(desired, "desired") or list(problem.extras.get("desired", []))
-    want_c = as_names(confidential, "confidential") or list(problem.extras.get("confidential", []))
+    default_d, default_c = _default_targets(problem)
+    want_d = as_names(desired, "desired") or default_d
+    want_c = as_names(confidential, "confidential") or default_c
     if not want_d:
         return ("needs a desired target: pass desired=COLUMN "
                 f"(columns: {', '.join(map(str, table.columns)) or 'none'})")
@@ -145,9 +144,9 @@ def prepare(problem: pb.PrivacyProblem, *, desired: Any, confidential: Any,
     table = _target_table(problem)
     if len(table) != X.shape[0]:
         raise pb.ValidationError(f"{what}: {X.shape[0]} feature rows but {len(table)} target rows")
-    want_d = as_names(desired, "desired") or list(problem.extras.get("desired", []))
-    want_c = (as_names(confidential, "confidential")
-              or list(problem.extras.get("confidential", [])) or ["private"])
+    default_d, default_c = _default_targets(problem)
+    want_d = as_names(desired, "desired") or default_d
+    want_c = as_names(confidential, "confidential") or default_c or ["private"]
     overlap = sorted(set(want_d) & set(want_c))
     if overlap:
         raise pb.ValidationError(f"{what}: {', '.join(overlap)} is both desired and confidential")

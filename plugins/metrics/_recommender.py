@@ -4,14 +4,11 @@ Used by ``recommendation_rmse`` (quantized-mapping paper, Table I). The recommen
 biased MF, r̂ = μ + b_u + c_i + p_u·q_i, fitted by alternating ridge regressions; every
 step is a batched closed-form solve, so a MovieLens-100K fit takes well under a second.
 
-Datasets that support the metric put in ``problem.extras``:
-
-* ``ratings``: DataFrame ``user`` (row position in ``problem.records``), ``item``, ``rating``;
-* either ``release_ratings``: ``f(ratings, records, released_symbols, rng) -> DataFrame``,
-  the data set's own rule for turning a released profile into released ratings,
-* or ``item_features``: (n_items, k) 0/1 array, row = item id, column = feature of the
-  binary symbol points (genre g of a MovieLens profile, show i of a Politics-and-TV one).
-  Then :func:`release_by_features` applies the default rule documented there.
+Datasets that support the metric give the problem a ``ratings`` part
+(:class:`privbench.Ratings`): the ratings table (``user_id``, ``item_id``, ``rating``)
+and ``item_features``, indexed by item id, one column per coordinate of the binary
+profile (genre g of a MovieLens profile, show i of a Politics-and-TV one);
+:func:`release_by_features` applies the rule documented there.
 """
 
 from __future__ import annotations

@@ -28,16 +28,6 @@ import privbench as pb
 from ._release import rng_for, sample_release, symbol_codes
 
 
-def feature_mutual_information(joint: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """I(A; F_k) in bits for every column k of ``codes`` (category of each symbol)."""
-    out = np.empty(codes.shape[1])
-    for k in range(codes.shape[1]):
-        agg = np.zeros((joint.shape[0], int(codes[:, k].max()) + 1))
-        np.add.at(agg.T, codes[:, k], joint.T)
-        out[k] = pb.metrics.mutual_information_of_joint(agg)
-    return out
-
-
 class FeatureLeakage(pb.Metric):
     name = "feature_leakage"
     description = "I(A; F) per public feature before and after the mapping (SPPM Table 1)"
@@ -45,8 +35,11 @@ class FeatureLeakage(pb.Metric):
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         codes, names = symbol_codes(problem)
-        before = feature_mutual_information(problem.joint, codes)
-        after = feature_mutual_information(pb.metrics.output_joint(problem, result.mapping), codes)
+        if problem.coding is not None:  # the data set's own coding of each attribute
+            codes = problem.coding.profile_codes
+        before = pb.metrics.attribute_leakage_bits(problem.joint, codes)
+        after = pb.metrics.attribute_leakage_bits(pb.metrics.output_joint(problem, result.mapping),
+                                                  codes)
         return {"feature_mi": {name: {"before": float(b), "after": float(a)}
                                for name, b, a in zip(names, before, after, strict=True)}}
 
@@ -98,7 +91,7 @@ class MappingBehaviour(pb.Metric):
 class RecommendationRMSE(pb.Metric):
     name = "recommendation_rmse"
     description = "MF recommender RMSE on original vs released ratings, 5-fold (quantized Table I)"
-    needs = frozenset({"mapping"})
+    needs = frozenset({"mapping", "ratings"})
     default = False
 
     def __init__(self, folds: int = 5, holdout: float = 0.1, rank: int = 8,
@@ -110,18 +103,17 @@ class RecommendationRMSE(pb.Metric):
         self.iters = iters
 
     def applies(self, problem, result) -> bool:
-        return super().applies(problem, result) and "ratings" in problem.extras \
-            and problem.records is not None
+        return super().applies(problem, result) and problem.records is not None
 
     @staticmethod
     def normalised(problem: pb.PrivacyProblem) -> tuple[pd.DataFrame, np.ndarray | None]:
         """Ratings as (user = record row, item = 0..m-1, rating) and item features aligned.
 
         Accepts ``user``/``item`` columns or ``user_id``/``item_id`` ones (users matched on
-        ``records["user_id"]``); features from ``item_features`` (rows = item ids, or a
-        DataFrame indexed by item id) or MovieLens' ``item_genres``.
+        ``records["user_id"]``); features from the ratings part's ``item_features``
+        (indexed by item id, one column per profile coordinate).
         """
-        raw = problem.extras["ratings"]
+        raw = problem.ratings.table
         if "user" in raw:
             users = raw["user"].to_numpy(np.int64)
         else:
@@ -131,19 +123,10 @@ class RecommendationRMSE(pb.Metric):
         ratings = pd.DataFrame({"user": users, "item": items,
                                 "rating": raw["rating"].to_numpy(float)})
         ratings = ratings[ratings["user"] >= 0].reset_index(drop=True)
-        feats = problem.extras.get("item_features", problem.extras.get("item_genres"))
-        if feats is None and "chosen_shows" in problem.extras:  # Politics-and-TV: coordinate j
-            chosen = np.asarray(problem.extras["chosen_shows"]) + 1  # is show item_id chosen[j]
-            feats = pd.DataFrame((uniques.to_numpy()[:, None] == chosen[None, :]).astype(float),
-                                 index=uniques)
-        if feats is None:
-            return ratings, None
-        if isinstance(feats, pd.DataFrame):
-            return ratings, feats.reindex(uniques).fillna(0).to_numpy()
-        return ratings, np.asarray(feats)[np.asarray(uniques, dtype=np.int64)]
+        return ratings, problem.ratings.item_features.reindex(uniques).fillna(0).to_numpy()
 
     def released_ratings(self, problem: pb.PrivacyProblem, ratings: pd.DataFrame,
-                         item_features: np.ndarray | None, mapping: Any,
+                         item_features: np.ndarray, mapping: Any,
                          rng: np.random.Generator) -> pd.DataFrame:
         """Sample every covered user's released symbol, then release ratings to match it."""
         from ._recommender import release_by_features, release_direct
@@ -152,19 +135,13 @@ class RecommendationRMSE(pb.Metric):
         released = symbols.copy()
         inside = symbols >= 0
         released[inside] = sample_release(mapping, symbols[inside], rng)
-        rule = problem.extras.get("release_ratings")
-        if rule is not None:
-            return rule(ratings, problem.records, released, rng)
-        if item_features is None:
-            raise pb.ValidationError("recommendation_rmse needs extras['release_ratings'] or "
-                                     "item features (extras['item_features']) from the dataset")
         points = np.asarray(getattr(problem.distortion, "points", symbol_codes(problem)[0]))
         if np.isin(points, (0, 1)).all():
             return release_by_features(ratings, symbols, released, points, item_features, rng)
         one_item = item_features.sum(axis=0) == 1
         if not one_item.all():
             raise pb.ValidationError("recommendation_rmse: non-binary profiles need one item "
-                                     "per profile coordinate (or extras['release_ratings'])")
+                                     "per profile coordinate (the ratings part's item_features)")
         return release_direct(ratings, symbols, released, points,
                               np.argmax(item_features, axis=0))
 
