@@ -11,6 +11,7 @@ from typing import Any
 
 from privbench.host.manager import get_host
 from privbench.protocol.errors import ValidationError
+from privbench.protocol.plugin import format_label
 from privbench.results.store import DEFAULT_DB, ResultStore
 from privbench.running.progress import RunProgress
 from privbench.running.specs import RunSpec, parse_spec
@@ -80,12 +81,6 @@ def _fmt(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
-def _label(name: Any, params: Any) -> str:
-    if not isinstance(params, dict) or not params:
-        return _fmt(name)
-    return f"{name}[{','.join(f'{k}={params[k]}' for k in sorted(params))}]"
-
-
 def print_table(records: Sequence[dict[str, Any]], title: str = "runs") -> None:
     from rich.console import Console
     from rich.markup import escape
@@ -98,8 +93,8 @@ def print_table(records: Sequence[dict[str, Any]], title: str = "runs") -> None:
         table.add_column(c, overflow="fold")
     for r in records:
         # the parameters the user gave, not every default (those are in metrics.mechanism_repr)
-        mech = _label(r.get("mechanism"), r.get("params"))
-        data = _label(r.get("dataset"), r.get("dataset_params"))
+        mech = format_label(r.get("mechanism"), r.get("params"))
+        data = format_label(r.get("dataset"), r.get("dataset_params"))
         table.add_row(escape(mech), escape(data), *(_fmt(r.get(c)) for c in cols[2:]))
     console = Console()
     if not console.is_terminal:  # piped: do not squeeze the table into 80 columns

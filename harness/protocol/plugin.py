@@ -13,10 +13,15 @@ from typing import Any, ClassVar
 from privbench.protocol.errors import PluginError, ValidationError
 
 
-def _format(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return repr(value)
-    return str(value)
+def format_label(name: Any, params: dict[str, Any] | None) -> str:
+    """``name[k=v,...]`` with sorted keys; just ``name`` without parameters.
+
+    The one formatter of plugin labels: run keys (``--resume``), reprs, progress lines,
+    tables and reports all use it, so one run reads the same everywhere.
+    """
+    if not isinstance(params, dict) or not params:
+        return str(name)
+    return f"{name}[{','.join(f'{k}={params[k]}' for k in sorted(params))}]"
 
 
 class Parametrized:
@@ -105,6 +110,4 @@ class Parametrized:
         return {k: getattr(self, k) for k in self.param_names() if hasattr(self, k)}
 
     def __repr__(self) -> str:
-        params = self.get_params()
-        inner = ",".join(f"{k}={_format(params[k])}" for k in sorted(params))
-        return f"{self.name}[{inner}]" if inner else self.name
+        return format_label(self.name, self.get_params())

@@ -9,17 +9,12 @@ parameters the user gave, e.g. ``sppm[L=100]``, which names a curve) and ``insta
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
+from privbench.protocol.plugin import format_label
 from privbench.results.pareto import Curve
 from privbench.results.store import open_existing
-
-
-def _fmt(name: str, params: dict[str, Any]) -> str:
-    inner = ",".join(f"{k}={params[k]}" for k in sorted(params or {}))
-    return f"{name}[{inner}]" if inner else name
 
 
 def load_runs(db_path: str | Path) -> pd.DataFrame:
@@ -28,9 +23,9 @@ def load_runs(db_path: str | Path) -> pd.DataFrame:
         df = store.frame(latest=True)
     if df.empty:
         return df.assign(label=pd.Series(dtype=str), instance=pd.Series(dtype=str))
-    df["label"] = [_fmt(m, p) for m, p in zip(df["mechanism"], df["params"], strict=True)]
+    df["label"] = [format_label(m, p) for m, p in zip(df["mechanism"], df["params"], strict=True)]
     df["instance"] = [
-        (m or {}).get("dataset_name") or _fmt(d, p)
+        (m or {}).get("dataset_name") or format_label(d, p)
         for d, p, m in zip(df["dataset"], df["dataset_params"], df["metrics"], strict=True)
     ]
     return df

@@ -5,11 +5,15 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from privbench.protocol.plugin import format_label
+
 
 def _describe(record: dict[str, Any]) -> str:
     status = record.get("status")
-    mech = record.get("metrics", {}).get("mechanism_repr") or record.get("mechanism")
-    text = f"{status:<7} {mech} on {record.get('dataset')} delta={record.get('delta')}"
+    # the parameters the user gave (never every default), and the data set's
+    mech = format_label(record.get("mechanism"), record.get("params"))
+    data = format_label(record.get("dataset"), record.get("dataset_params"))
+    text = f"{status:<7} {mech} on {data} delta={record.get('delta')}"
     if record.get("error"):
         text += f": {record['error']}"
     return text

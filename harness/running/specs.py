@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from privbench.protocol.errors import ValidationError
+from privbench.protocol.plugin import format_label
 
 
 def parse_value(text: str) -> Any:
@@ -92,12 +93,8 @@ class RunSpec:
     @property
     def key(self) -> str:
         """Stable identity of a run, used by ``--resume``."""
-        def fmt(name: str, params: dict[str, Any]) -> str:
-            inner = ",".join(f"{k}={params[k]}" for k in sorted(params))
-            return f"{name}[{inner}]" if inner else name
-
-        return (f"{fmt(self.mechanism, self.mechanism_params)}|"
-                f"{fmt(self.dataset, self.dataset_params)}|delta={float(self.delta)!r}|"
+        return (f"{format_label(self.mechanism, self.mechanism_params)}|"
+                f"{format_label(self.dataset, self.dataset_params)}|delta={float(self.delta)!r}|"
                 f"seed={self.seed}")
 
     def to_dict(self) -> dict[str, Any]:
