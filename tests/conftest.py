@@ -12,11 +12,14 @@ from privbench.host import manager as host_module
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+#: read once at start-up: data-set tests isolate themselves by deleting the variable
+#: (autouse fixtures), and must still find the real data the user pointed at
+ENV_DATA_DIR = os.environ.get("PRIVBENCH_DATA_DIR")
 
 
 def real_data_path() -> Path | None:
-    """PRIVBENCH_DATA_DIR if set, else ../shared/data beside the repository."""
-    env = os.environ.get("PRIVBENCH_DATA_DIR")
+    """PRIVBENCH_DATA_DIR (as set when the tests started), else ../shared/data."""
+    env = ENV_DATA_DIR
     for cand in ([Path(env)] if env else []) + [SHARED_DATA]:
         if cand.is_dir():
             return cand

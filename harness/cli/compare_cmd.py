@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
+from typing import Any
 
 from privbench.protocol.errors import ValidationError
 from privbench.results.pareto import default_targets, pick_reference, summarise
@@ -30,9 +31,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _f(v: float | None) -> str:
+#: what an empty cell means, by column kind (each explained under the table)
+NOT_REACHED = "not reached"   # E[d] for I<=t: no measured point reaches the target
+BELOW_CURVE = "< its min E[d]"  # I at Δ<=b: the mechanism's least distortion exceeds b
+NO_RATIO = "n/a"               # ratio: this mechanism or the reference did not reach it
+
+
+def _f(v: float | None, empty: str) -> str:
     if v is None:
-        return "-"
+        return empty
     return "inf" if v == float("inf") else f"{v:.4g}"
 
 
@@ -75,9 +82,10 @@ def run(args: argparse.Namespace) -> int:
             table.add_column(escape(f"E[d] for I≤{t:g}"), justify="right")
             table.add_column(escape(f"× {ref}"), justify="right")
         for r in rows:
-            cells = [escape(r.label), str(r.points), *(_f(r.leakage_at[b]) for b in budgets)]
+            cells = [escape(r.label), str(r.points),
+                     *(_f(r.leakage_at[b], BELOW_CURVE) for b in budgets)]
             for t in targets:
-                cells += [_f(r.distortion_for[t]), _f(r.ratio[t])]
+                cells += [_f(r.distortion_for[t], NOT_REACHED), _f(r.ratio[t], NO_RATIO)]
             table.add_row(*cells)
         console.print(table)
         for r in rows:
@@ -86,8 +94,26 @@ def run(args: argparse.Namespace) -> int:
                 if r.label != ref and ratio is not None and ratio != float("inf"):
                     console.print(escape(f"  {r.label} needs {ratio:.2g}x the distortion of {ref} "
                                   f"to bring I(A;B̂) to {t:g} bits"), highlight=False)
-        missing = [r.label for r in rows for t in targets if r.distortion_for[t] is None]
-        if missing:
-            console.print(f"  [dim]'-': target not reached within the measured budgets "
-                          f"({escape(', '.join(sorted(set(missing))))})[/]")
+        _explain_empty_cells(console, rows, budgets, targets)
     return 0
+
+
+def _explain_empty_cells(console: Any, rows: list[Any], budgets: list[float],
+                         targets: list[float]) -> None:
+    """One line per kind of empty cell that occurs, naming the mechanisms."""
+    from rich.markup import escape
+
+    kinds = (
+        (NOT_REACHED, "no measured budget brings I(A;B̂) to the target",
+         [r.label for r in rows for t in targets if r.distortion_for[t] is None]),
+        (BELOW_CURVE, "the budget is below the least distortion this mechanism was measured "
+                      "at (e.g. a mechanism that exceeds Δ), so it is not comparable there",
+         [r.label for r in rows for b in budgets if r.leakage_at[b] is None]),
+        (NO_RATIO, "no ratio: this mechanism or the reference does not reach the target",
+         [r.label for r in rows for t in targets if r.ratio[t] is None
+          and r.distortion_for[t] is not None]),
+    )
+    for cell, meaning, labels in kinds:
+        if labels:
+            console.print(f"  [dim]'{cell}': {meaning} ({escape(', '.join(sorted(set(labels))))})[/]",
+                          highlight=False)

@@ -54,22 +54,45 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+def _files_available(cls: Any) -> tuple[str, str]:
+    """(data, where): ``found`` and the folder, ``missing`` and how to get the files, or
+    ``generated`` for adapters that need no files. Never downloads."""
+    if cls is None:
+        return "-", ""
+    if "path" in cls.param_names():
+        return "your file", "pass path=FILE"
+    if not hasattr(cls, "file_spec"):
+        return "generated", "no files needed"
+    try:
+        info = _plain(cls.create().info())
+    except Exception as exc:  # noqa: BLE001 - a listing never fails on one adapter
+        return "unknown", f"{type(exc).__name__}: {exc}"
+    files = info.get("files") or {}
+    if files.get("found"):
+        return "found", str(files.get("location", ""))
+    return "missing", f"privbench data info {cls.name} says how to get them"
+
+
 def run_list(args: argparse.Namespace) -> int:
     rows = [p for p in get_host().plugins() if p.kind == "dataset"]
-    data = [{"name": r.name, "status": r.status, "distribution": r.distribution,
-             "description": getattr(r.cls, "description", "") if r.cls else r.reason,
-             "source": getattr(r.cls, "source", "") if r.cls else ""} for r in rows]
+    data = []
+    for r in rows:
+        files, where = _files_available(r.cls if r.status == "ok" else None)
+        data.append({"name": r.name, "status": r.status, "distribution": r.distribution,
+                     "description": getattr(r.cls, "description", "") if r.cls else r.reason,
+                     "source": getattr(r.cls, "source", "") if r.cls else "",
+                     "data": files, "where": where})
     if args.json:
         print(json.dumps(data, indent=1))
         return 0
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="privbench datasets")
-    for col in ("name", "status", "description", "source"):
+    table = Table(title="privbench datasets (status: the plugin's; data: its files)")
+    for col in ("name", "status", "data", "where", "description"):
         table.add_column(col, overflow="fold")
     for d in data:
-        table.add_row(d["name"], d["status"], d["description"], d["source"])
+        table.add_row(d["name"], d["status"], d["data"], d["where"], d["description"])
     Console().print(table)
     return 0
 

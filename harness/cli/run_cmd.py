@@ -12,10 +12,13 @@ from privbench.running.plan import SweepSpec, check_timeout, plan_runs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run one mechanism on one dataset",
-                       description="Run MECH on DATASET at each --delta and print the results.")
-    p.add_argument("-m", "--mechanism", required=True, metavar="MECH[:k=v,...]")
-    p.add_argument("-d", "--dataset", required=True, metavar="DATASET[:k=v,...]")
+    p = sub.add_parser("run", help="run mechanisms on data sets at budgets",
+                       description="Run every MECH on every DATASET at each --delta (a small "
+                                   "sweep) and print the results.")
+    p.add_argument("-m", "--mechanism", required=True, action="append", metavar="MECH[:k=v,...]",
+                   help="mechanism (repeat for several)")
+    p.add_argument("-d", "--dataset", required=True, action="append", metavar="DATASET[:k=v,...]",
+                   help="data set (repeat for several)")
     p.add_argument("--delta", type=float, action="append", required=True,
                    help="distortion budget Δ >= 0 (repeat for several)")
     p.add_argument("--lp-backend", help="LP backend for mechanisms that solve LPs")
@@ -35,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     spec = SweepSpec(
-        mechanisms=[args.mechanism], datasets=[args.dataset], deltas=args.delta,
+        mechanisms=args.mechanism, datasets=args.dataset, deltas=args.delta,
         seeds=[args.seed], lp_backends=[args.lp_backend] if args.lp_backend else [],
         metrics=args.metric, timeout=args.timeout, repeat=args.repeat,
     )

@@ -1,0 +1,81 @@
+"""What a new user tripped over in their first hour (issue 18)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from privbench.cli import main
+
+TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS))
+import conftest  # noqa: E402
+
+
+def test_several_mechanisms_and_datasets_all_run(tmp_path, capsys) -> None:
+    db = tmp_path / "r.sqlite"
+    assert main(["run", "-m", "identity", "-m", "expmec", "-d", "synthetic:m=3",
+                 "-d", "random:n=5", "--delta", "1", "--db", str(db), "--json"]) == 0
+    rows = {(json.loads(line)["mechanism"], json.loads(line)["dataset"])
+            for line in capsys.readouterr().out.splitlines()}
+    assert rows == {(m, d) for m in ("identity", "expmec") for d in ("synthetic", "random")}
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 4
+
+
+def test_run_table_is_readable_at_80_columns(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["run", "-m", "sppm:iterations=3", "-m", "identity", "-d", "synthetic:m=4",
+                 "-d", "politics_tv_surrogate", "--delta", "1", "--no-store"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 80
+    # names are whole on one line, never folded or cut; the data set is each table's title
+    assert any("sppm[iterations=3]" in line for line in lines)
+    assert any("runs on politics_tv_surrogate" in line for line in lines)
+    assert "ok*" in out and "stopped before its tolerance" in out  # convergence is shown
+
+
+def test_data_list_says_whether_the_files_are_there(monkeypatch, tmp_path, capsys) -> None:
+    monkeypatch.setenv("PRIVBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("PRIVBENCH_DATA_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["data", "list", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["synthetic"]["data"] == "generated" and rows["csv"]["data"] == "your file"
+    real = conftest.real_data_path()
+    if real is None:
+        pytest.skip("real data not available")
+    monkeypatch.setenv("PRIVBENCH_DATA_DIR", str(real))
+    assert main(["data", "list", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["census"]["data"] == "found" and str(real) in rows["census"]["where"]
+
+
+def test_data_list_without_files_says_missing(monkeypatch, tmp_path, capsys) -> None:
+    monkeypatch.setenv("PRIVBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PRIVBENCH_DATA_DIR", str(tmp_path / "empty"))
+    (tmp_path / "empty").mkdir()
+    assert main(["data", "list", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["census"]["status"] == "ok" and rows["census"]["data"] == "missing"
+
+
+def test_compare_says_what_each_empty_cell_means(tmp_path, capsys) -> None:
+    db = tmp_path / "r.sqlite"
+    assert main(["run", "-m", "expmec", "-m", "identity", "-m", "optimal", "-d", "synthetic:m=3",
+                 "--delta", "0.5", "--delta", "2", "--delta", "8", "--db", str(db)]) == 0
+    capsys.readouterr()
+    assert main(["compare", "--db", str(db), "--target", "0.01"]) == 0
+    out = capsys.readouterr().out
+    assert "not reached" in out and "'not reached': no measured budget" in out
+    assert "'-'" not in out
+
+
+def test_real_data_fixture_reads_the_variable_set_at_start(monkeypatch) -> None:
+    monkeypatch.delenv("PRIVBENCH_DATA_DIR", raising=False)  # what the data-set tests do
+    if conftest.ENV_DATA_DIR:
+        assert conftest.real_data_path() == Path(conftest.ENV_DATA_DIR)
