@@ -79,3 +79,26 @@ def test_real_data_fixture_reads_the_variable_set_at_start(monkeypatch) -> None:
     monkeypatch.delenv("PRIVBENCH_DATA_DIR", raising=False)  # what the data-set tests do
     if conftest.ENV_DATA_DIR:
         assert conftest.real_data_path() == Path(conftest.ENV_DATA_DIR)
+
+
+def test_every_label_in_a_figure_has_its_own_look() -> None:
+    from privbench.plugins.reporters._figures import assign_styles, distinct_styles, style
+
+    toy = ["sppm[iterations=1000,mode=optimal]", "optimal", "expmec", "identity"]
+    fig6 = ["sppm[iterations=10]", "sppm[iterations=100]", "sppm[iterations=1000]", "sppm",
+            "expmec", "quantized[n_clusters=25]", "quantized[n_clusters=50]", "nearest"]
+    assign_styles(toy + fig6)
+    assert distinct_styles(toy) and distinct_styles(fig6)
+    assert style("sppm[iterations=10]") == style("sppm[iterations=10]")  # stable across figures
+    assert style("sppm[mode=optimal]")["color"] != style("expmec")["color"]  # the reported bug
+
+
+def test_report_shows_provenance_as_a_table(tmp_path) -> None:
+    db = tmp_path / "r.sqlite"
+    assert main(["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1", "--db", str(db)]) == 0
+    assert main(["report", "--db", str(db), "--out", str(tmp_path / "rep")]) == 0
+    page = (tmp_path / "rep" / "index.html").read_text()
+    section = page[page.index("<h2>Provenance</h2>"):]
+    section = section[: section.index("</table>")]
+    assert "<td class=\"l\">packages.numpy</td>" in section and "1 run</th>" in section
+    assert "{" not in section  # no raw JSON

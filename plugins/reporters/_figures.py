@@ -27,12 +27,57 @@ STYLES = {
 }
 
 
+#: colours for mechanisms without an entry in STYLES (picked by a stable hash of the name)
+PALETTE = ("#8c564b", "#e377c2", "#bcbd22", "#17becf", "#ff7f0e", "#393b79", "#637939",
+           "#843c39", "#7b4173", "#3182bd")
+#: markers and line styles that tell the parameter variants of one mechanism apart
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+LINESTYLES = ("-", "--", "-.", ":")
+
+
+#: label -> look, for every label of the report being drawn (see ``assign_styles``)
+_ASSIGNED: dict[str, dict[str, Any]] = {}
+
+
+def _stable_hash(text: str) -> int:
+    import zlib
+
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def _base_look(base: str) -> dict[str, Any]:
+    out = dict(STYLES.get(base, {}))
+    out.setdefault("color", PALETTE[_stable_hash(base) % len(PALETTE)])
+    out.setdefault("marker", "o")
+    return out
+
+
+def assign_styles(labels: list[str]) -> None:
+    """Give every label of a report its look before any figure is drawn: a mechanism
+    keeps its colour; its parameter variants, in sorted order, take distinct markers and
+    line styles. The same label then looks the same in every figure."""
+    _ASSIGNED.clear()
+    variants: dict[str, list[str]] = {}
+    for label in sorted(set(labels)):
+        variants.setdefault(label.split("[", 1)[0], []).append(label)
+    for base, group in variants.items():
+        for k, label in enumerate(v for v in group if v != base):
+            _ASSIGNED[label] = {**_base_look(base), "marker": MARKERS[(k + 1) % len(MARKERS)],
+                                "ls": LINESTYLES[((k + 1) // len(MARKERS) + 1) % len(LINESTYLES)]}
+        if base in group:
+            _ASSIGNED[base] = _base_look(base)
+
+
 def style(label: str) -> dict[str, Any]:
-    """Line style of a curve label such as ``sppm[iterations=10]``."""
-    base = label.split("[", 1)[0]
-    if base == "sppm" and label != base:  # the L variants of Figure 6 need their own colours
-        return {}
-    return dict(STYLES.get(base, {}))
+    """Colour, marker and line style of a curve label (:func:`assign_styles`; a label
+    not assigned gets its mechanism's look)."""
+    return dict(_ASSIGNED.get(label) or _base_look(label.split("[", 1)[0]))
+
+
+def distinct_styles(labels: list[str]) -> bool:
+    """True when no two of ``labels`` share colour, marker and line style."""
+    looks = [tuple(sorted(style(label).items())) for label in labels]
+    return len(set(looks)) == len(looks)
 
 
 def _plt() -> Any:
@@ -97,7 +142,7 @@ def privacy_distortion(df: pd.DataFrame, title: str) -> bytes | None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, g in pts.groupby("label", sort=True):
         g = g.sort_values(["delta", "distortion"])
-        ax.plot(g["distortion"], g["mi_bits"], marker="o", ms=3, label=label, **style(label))
+        ax.plot(g["distortion"], g["mi_bits"], ms=3, label=label, **style(label))
     prior = pts["prior_mi_bits"].dropna()
     if not prior.empty:
         ax.axhline(float(prior.iloc[0]), color="grey", ls=":", lw=1, label="I(A;B), no mapping")
@@ -158,7 +203,7 @@ def mapping_behaviour(df: pd.DataFrame, title: str) -> bytes | None:
     for label, g in at.groupby("label", sort=True):
         r = g.iloc[-1]
         k = np.arange(1, len(r["mean"]) + 1)
-        ax.errorbar(k, r["mean"], yerr=r["se"], marker="o", ms=3, capsize=2, label=label,
+        ax.errorbar(k, r["mean"], yerr=r["se"], ms=3, capsize=2, label=label,
                     **style(label))
     from matplotlib.ticker import MaxNLocator
 
@@ -180,7 +225,7 @@ def runtime_vs_size(df: pd.DataFrame, title: str) -> bytes | None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, g in pts.groupby("label", sort=True):
         med = g.groupby("n")["runtime_s"].median().sort_index()
-        ax.plot(med.index, med.to_numpy(), marker="o", ms=3, label=label, **style(label))
+        ax.plot(med.index, med.to_numpy(), ms=3, label=label, **style(label))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("alphabet size n")

@@ -155,18 +155,36 @@ def _run_table(page: _Page, df: pd.DataFrame) -> None:
              + "</details>")
 
 
+def _flatten(data: Any, prefix: str = "") -> dict[str, str]:
+    """{"packages": {"numpy": "2.4"}} -> {"packages.numpy": "2.4"}: one row per value."""
+    if not isinstance(data, dict):
+        return {prefix: "" if data is None else str(data)}
+    out: dict[str, str] = {}
+    for key in sorted(data):
+        out.update(_flatten(data[key], f"{prefix}.{key}" if prefix else str(key)))
+    return out
+
+
 def _provenance_block(df: pd.DataFrame) -> str:
-    seen = {json.dumps({k: v for k, v in (p or {}).items() if k != "machine"}, sort_keys=True)
-            for p in df["provenance"]}
-    machines = {json.dumps((p or {}).get("machine", {}), sort_keys=True) for p in df["provenance"]}
-    items = "".join(f"<li><code>{html.escape(s)}</code></li>" for s in sorted(seen))
-    mach = "".join(f"<li><code>{html.escape(s)}</code></li>" for s in sorted(machines))
-    return f"<h2>Provenance</h2><ul>{items}</ul><p>Machines:</p><ul>{mach}</ul>"
+    """Provenance as a table: one row per field, one column per distinct combination
+    (software and machine) among the runs, with how many runs share it."""
+    combos: dict[str, tuple[dict[str, str], int]] = {}
+    for p in df["provenance"]:
+        flat = _flatten({k: v for k, v in (p or {}).items() if k != "data_files"})
+        key = json.dumps(flat, sort_keys=True)
+        combos[key] = (flat, combos.get(key, (flat, 0))[1] + 1)
+    columns = list(combos.values())
+    fields = sorted({f for flat, _ in columns for f in flat})
+    body = [[f, *(flat.get(f, "-") for flat, _ in columns)] for f in fields]
+    header = ["field", *(f"{count} run{'s' if count != 1 else ''}" for _, count in columns)]
+    return "<h2>Provenance</h2>" + _table(header, body, left=len(header))
 
 
 def build_report(db_path: Path, out_dir: Path) -> tuple[Path, list[Path]]:
     """Write ``index.html`` and ``figures/*.png``; returns the page and the figure files."""
     df = load_runs(db_path)
+    if "label" in df:  # one look per label across every figure of the report
+        figs.assign_styles([str(x) for x in df["label"].dropna().unique()])
     out_dir.mkdir(parents=True, exist_ok=True)
     page = _Page(out_dir)
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
