@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
 from scipy.special import expit, logit
 
 import privbench as pb
@@ -345,6 +344,8 @@ def calibrate(n_users: int, n_democrats: int, target_bits: float = TARGET_MI_BIT
         if hi > 64:
             raise pb.ValidationError(f"politics_tv_surrogate: cannot reach I = {target_bits} "
                                      f"bits with {n_democrats} of {n_users} Democrats")
+    from scipy.optimize import brentq
+
     return float(brentq(gap, 0.0, hi, xtol=1e-6))
 
 

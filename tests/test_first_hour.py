@@ -102,3 +102,15 @@ def test_report_shows_provenance_as_a_table(tmp_path) -> None:
     section = section[: section.index("</table>")]
     assert "<td class=\"l\">packages.numpy</td>" in section and "1 run</th>" in section
     assert "{" not in section  # no raw JSON
+
+
+def test_listing_plugins_imports_no_heavy_dependency() -> None:
+    """Plugins import solvers, numba and ML libraries where they use them (start-up)."""
+    import subprocess
+
+    code = ("import sys, privbench; privbench.get_host().plugins(); "
+            "print(','.join(m for m in ('numba', 'scipy.optimize', 'scipy.spatial', 'sklearn', "
+            "'cvxpy', 'ortools', 'dask', 'matplotlib', 'highspy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""

@@ -255,3 +255,12 @@ def test_capped_rounds_give_a_certified_answer(lp_backend: str) -> None:
                         rounds=1)
     assert capped.stats["gap_bits"] < 1e-5
     assert abs(capped.stats["objective_bits"] - res.stats["objective_bits"]) <= 2e-5
+
+
+def test_plugin_lists_the_solver_s_modes_and_variants() -> None:
+    """sppm.py names them without importing the compiled solver; they must agree."""
+    from privbench.plugins.mechanisms import sppm
+    from privbench.plugins.mechanisms._sppm.frank_wolfe import VARIANTS
+    from privbench.plugins.mechanisms._sppm.modes import MODES
+
+    assert sppm.MODES == tuple(MODES) and sppm.VARIANTS == VARIANTS

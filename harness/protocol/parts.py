@@ -18,11 +18,14 @@ know which data set produced a part.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PARTS = ("records", "features", "coding", "ratings", "targets", "catalog")
 
@@ -33,7 +36,8 @@ def _readonly(value: Any) -> Any:
         view = value.view()
         view.flags.writeable = False
         return view
-    if isinstance(value, pd.DataFrame | pd.Series):
+    pandas = sys.modules.get("pandas")  # a table implies pandas is imported already
+    if pandas is not None and isinstance(value, pandas.DataFrame | pandas.Series):
         return value.copy()
     if isinstance(value, list):
         return [_readonly(v) for v in value]

@@ -6,15 +6,17 @@ import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from privbench.protocol.distortion import Distortion, as_distortion
 from privbench.protocol.errors import ValidationError
 from privbench.protocol.information import mutual_information_of_joint
 from privbench.protocol.parts import PARTS, Catalog, ProfileCoding, Ratings, Targets
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _as_joint(joint: Any) -> np.ndarray:

@@ -13,7 +13,6 @@ import numpy as np
 import privbench as pb
 
 from ._master import MasterArrays, check_columns
-from ._mckp_kernel import OPTIMAL, group_order, solve_mckp
 
 
 class MCKPBackend(pb.LPBackend):
@@ -44,8 +43,12 @@ class MCKPBackend(pb.LPBackend):
             return pb.LPSolution("infeasible", np.zeros(m.cost.size), np.nan, 0.0, np.zeros(m.n),
                                  0, f"mckp: inputs without a column: {missing[:5].tolist()}")
         if self._order is None:
+            from ._mckp_kernel import group_order  # numba: imported where it is used
+
             self._order = group_order(m.cols, m.budget, m.n, self._sorted)
             self._sorted = self._order[0]
+        from ._mckp_kernel import OPTIMAL, solve_mckp
+
         status, x, lam, mu, objective = solve_mckp(m.cost, m.budget, *self._order, m.delta)
         if status != OPTIMAL:
             return pb.LPSolution("infeasible", x, np.nan, 0.0, mu, 0,

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 import privbench as pb
 
@@ -41,6 +40,8 @@ def solve_beta(D: np.ndarray, p_b: np.ndarray, delta: float, *, xtol: float = 1e
         if hi > 1e12:
             return np.inf
     lo = hi / 2.0 if hi > 1.0 else 0.0
+    from scipy.optimize import brentq  # imported where used: plugin listing stays light
+
     beta = float(brentq(excess, lo, hi, xtol=xtol, rtol=1e-14, maxiter=500))
     # the root may sit a hair on the infeasible side: nudge β up until E[d] <= Δ
     step = 1e-12

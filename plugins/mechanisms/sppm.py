@@ -18,9 +18,10 @@ import scipy.sparse as sp
 
 import privbench as pb
 
-from ._sppm.frank_wolfe import VARIANTS
-from ._sppm.modes import MODES
-from ._sppm.solve import solve_sppm
+#: Frank-Wolfe variants and modes (the compiled solver in ._sppm is imported only when a
+#: run prepares, so that listing plugins and starting workers stay light)
+VARIANTS = ("classic", "pairwise")
+MODES = ("frank-wolfe", "optimal", "dual")
 
 
 class SPPM(pb.MappingMechanism):
@@ -145,12 +146,16 @@ class SPPM(pb.MappingMechanism):
         delta = 0.25 * float(np.min(D @ sub.p_b))
         options = {**self._options(), "iterations": min(int(self.iterations), 20), "tol": 1e-9,
                    "handover": 1.0, "polish_rounds": 1, "warmup": min(int(self.warmup), 5)}
+        from ._sppm.solve import solve_sppm
+
         solve_sppm(sub, delta, pb.get_lp_backend(str(self.lp_backend)), **options)
         _WARMED.add(key)
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         backend = pb.get_lp_backend(str(self.lp_backend))
         progress = _Throttled(self.context.report)
+        from ._sppm.solve import solve_sppm
+
         out = solve_sppm(_own_arrays(problem), delta, backend, x0=self.x0, on_iteration=progress,
                          **self._options())
         keep = out.x > 0
