@@ -114,3 +114,27 @@ def test_listing_plugins_imports_no_heavy_dependency() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ""
+
+
+def test_progress_inside_a_long_solve_on_a_terminal(monkeypatch) -> None:
+    """A solve that reports for longer than the quiet period shows iteration, gap, time."""
+    import io
+
+    from privbench.running import progress as progress_module
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    clock = iter([0.0, 1.0, 2.5, 3.0])
+    monkeypatch.setattr(progress_module.time, "perf_counter", lambda: next(clock))
+    stream = Tty()
+    with progress_module.RunProgress(1, stream=stream) as bar:
+        bar.solve_update(iteration=1, gap_bits=0.5)
+        bar.solve_update(iteration=10, gap_bits=0.1)  # 1 s: still quiet
+        assert bar._rich.tasks[0].description == "runs"
+        bar.solve_update(iteration=120, gap_bits=0.0031)  # 2.5 s: shown
+        assert bar._rich.tasks[0].description == "runs: iteration 120, gap 0.0031 bits, 2.5 s"
+        bar.advance({"status": "ok", "mechanism": "sppm", "dataset": "census", "delta": 0.1})
+        assert bar._rich.tasks[0].description == "runs"
+    assert progress_module.solve_text({"iteration": 3}, 4.0) == "iteration 3, 4.0 s"

@@ -58,6 +58,7 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
                       file=sys.stderr)
         timeout = timeout if timeout is not None else getattr(args, "timeout", None)
         with RunProgress(len(todo), enabled=progress) as bar:
+            executor.on_progress = bar.solve_update  # used by in-process executors (local)
             for record in executor.map_runs([r.to_dict() for r in todo], timeout=timeout):
                 if store is not None:
                     store.add(record, sweep_id=sweep_id)

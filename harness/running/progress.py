@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 from privbench.protocol.plugin import format_label
@@ -19,6 +20,17 @@ def _describe(record: dict[str, Any]) -> str:
     return text
 
 
+def solve_text(fields: dict[str, Any], elapsed: float) -> str:
+    """``iteration 120, gap 3.1e-03 bits, 2.4 s`` from a mechanism's report fields."""
+    parts = []
+    if fields.get("iteration") is not None:
+        parts.append(f"iteration {fields['iteration']}")
+    if fields.get("gap_bits") is not None:
+        parts.append(f"gap {float(fields['gap_bits']):.2g} bits")
+    parts.append(f"{elapsed:.1f} s")
+    return ", ".join(parts)
+
+
 class RunProgress:
     """``with RunProgress(total) as p: p.advance(record)``."""
 
@@ -29,7 +41,8 @@ class RunProgress:
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.done = 0
-        self._rich = None
+        self._rich: Any = None
+        self._solve_started: float | None = None
 
     def __enter__(self) -> RunProgress:
         if self.enabled and self.stream.isatty():
@@ -52,8 +65,26 @@ class RunProgress:
             self._task = self._rich.add_task(self.label, total=self.total)
         return self
 
+    #: a solve reports nothing until it has run this long (short solves stay quiet)
+    SOLVE_QUIET_S = 2.0
+
+    def solve_update(self, **fields: Any) -> None:
+        """Progress inside one solve (``context.report``): on a terminal, after
+        ``SOLVE_QUIET_S`` seconds, the bar's text shows the iteration, the certified gap
+        and the elapsed time; otherwise nothing."""
+        now = time.perf_counter()
+        if self._solve_started is None:
+            self._solve_started = now
+        elapsed = now - self._solve_started
+        if self._rich is None or elapsed < self.SOLVE_QUIET_S:
+            return
+        self._rich.update(self._task, description=f"{self.label}: {solve_text(fields, elapsed)}")
+
     def advance(self, record: dict[str, Any]) -> None:
         self.done += 1
+        self._solve_started = None
+        if self._rich is not None:
+            self._rich.update(self._task, description=self.label)
         if not self.enabled:
             return
         line = f"[{self.done}/{self.total}] {_describe(record)}"
