@@ -138,3 +138,15 @@ def test_progress_inside_a_long_solve_on_a_terminal(monkeypatch) -> None:
         bar.advance({"status": "ok", "mechanism": "sppm", "dataset": "census", "delta": 0.1})
         assert bar._rich.tasks[0].description == "runs"
     assert progress_module.solve_text({"iteration": 3}, 4.0) == "iteration 3, 4.0 s"
+
+
+def test_compare_and_report_show_unconverged_runs(tmp_path, capsys) -> None:
+    db = tmp_path / "r.sqlite"
+    assert main(["run", "-m", "sppm:iterations=2", "-m", "expmec", "-d", "synthetic:m=4",
+                 "--delta", "0.5", "--delta", "2", "--db", str(db)]) == 0
+    capsys.readouterr()
+    assert main(["compare", "--db", str(db)]) == 0
+    assert "not converged" in capsys.readouterr().out
+    assert main(["report", "--db", str(db), "--out", str(tmp_path / "rep")]) == 0
+    page = (tmp_path / "rep" / "index.html").read_text()
+    assert "<th" in page and ">converged</th>" in page and ">NO</td>" in page

@@ -95,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
                     console.print(escape(f"  {r.label} needs {ratio:.2g}x the distortion of {ref} "
                                   f"to bring I(A;B̂) to {t:g} bits"), highlight=False)
         _explain_empty_cells(console, rows, budgets, targets)
+        _note_unconverged(console, g)
     return 0
 
 
@@ -117,3 +118,16 @@ def _explain_empty_cells(console: Any, rows: list[Any], budgets: list[float],
         if labels:
             console.print(f"  [dim]'{cell}': {meaning} ({escape(', '.join(sorted(set(labels))))})[/]",
                           highlight=False)
+
+
+def _note_unconverged(console: Any, runs: Any) -> None:
+    """Runs whose mechanism stopped before its tolerance: their points are upper bounds."""
+    from rich.markup import escape
+
+    flags = runs["metrics"].map(lambda m: (m or {}).get("converged") if isinstance(m, dict) else None)
+    stopped = runs[flags.eq(False)]
+    if not stopped.empty:
+        labels = ", ".join(sorted(set(stopped["label"])))
+        console.print(f"  [yellow]not converged[/] ({len(stopped)} run(s) of "
+                      f"{escape(labels)}): stopped before their tolerance; their leakage is "
+                      "certified only to within gap_bits", highlight=False)

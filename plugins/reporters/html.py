@@ -146,12 +146,15 @@ def _run_table(page: _Page, df: pd.DataFrame) -> None:
     body = []
     for _, r in df.sort_values(["instance", "label", "delta"]).iterrows():
         prov = r["provenance"] or {}
+        converged = (r["metrics"] or {}).get("converged") if isinstance(r["metrics"], dict) else None
         body.append([*(r[c] if not (isinstance(r[c], float) and np.isnan(r[c])) else None
                        for c in cols),
+                     {True: "yes", False: "NO"}.get(converged, "-"),
                      (prov.get("git_commit") or "-")[:12], prov.get("privbench"), r["created_at"],
                      r["error"][:120] if isinstance(r["error"], str) else ""])
     page.add("<details><summary>All runs with provenance</summary>"
-             + _table(cols + ["git commit", "privbench", "created", "error"], body, left=2)
+             + _table(cols + ["converged", "git commit", "privbench", "created", "error"], body,
+                      left=2)
              + "</details>")
 
 
