@@ -101,3 +101,15 @@ def test_dense_guard() -> None:
     with pytest.raises(ValidationError, match="refusing to build a dense"):
         dist.to_dense()
     assert dist.max_value == pytest.approx(9999.0**2)
+
+
+def test_huge_counts_are_normalised_without_overflow() -> None:
+    problem = pb.PrivacyProblem.from_arrays(joint=np.full((2, 2), 1e308), distortion=1 - np.eye(2))
+    np.testing.assert_allclose(problem.joint, 0.25)
+    skew = pb.PrivacyProblem.from_arrays(joint=[[1e308, 0.0], [0.0, 1e308]], distortion=1 - np.eye(2))
+    assert skew.prior_mi_bits == pytest.approx(1.0)  # not 0: the prior survived
+
+
+def test_complex_joint_is_refused() -> None:
+    with pytest.raises(ValidationError, match="complex"):
+        pb.PrivacyProblem.from_arrays(joint=np.array([[1 + 1j, 1], [1, 1]]), distortion=1 - np.eye(2))

@@ -10,7 +10,7 @@ import importlib
 import pkgutil
 import sys
 
-from privbench.protocol.errors import PrivbenchError
+from privbench.protocol.errors import PrivbenchError, StoreWriteError
 
 
 def command_modules() -> list[str]:
@@ -39,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except StoreWriteError as exc:  # the request was fine; the database failed
+        print(f"privbench {args.command}: error: {exc}", file=sys.stderr)
+        return 3
     except PrivbenchError as exc:
         print(f"privbench {args.command}: error: {exc}", file=sys.stderr)
         return 2

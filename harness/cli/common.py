@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from privbench.host.manager import get_host
-from privbench.protocol.errors import ValidationError
+from privbench.protocol.errors import StoreWriteError, ValidationError
 from privbench.protocol.plugin import format_label
 from privbench.results.store import DEFAULT_DB, ResultStore
 from privbench.running.progress import RunProgress
@@ -45,6 +45,8 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
     executor = make_executor(getattr(args, "executor", None) or "local",
                              getattr(args, "workers", None), getattr(args, "scheduler", None))
     store = None if getattr(args, "no_store", False) else ResultStore(args.db)
+    if store is not None:
+        store.check_writable()  # before anything is computed
     sweep_id = sweep_id or uuid.uuid4().hex[:12]
     try:
         todo = list(runs)
@@ -61,12 +63,25 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
             executor.on_progress = bar.solve_update  # used by in-process executors (local)
             for record in executor.map_runs([r.to_dict() for r in todo], timeout=timeout):
                 if store is not None:
-                    store.add(record, sweep_id=sweep_id)
+                    _store(store, record, sweep_id)
                 bar.advance(record)
                 yield record
     finally:
         if store is not None:
             store.close()
+
+
+def _store(store: ResultStore, record: dict[str, Any], sweep_id: str) -> None:
+    """Store one record; if the database fails now, print the record so it is not lost."""
+    import json
+    import sys
+
+    try:
+        store.add(record, sweep_id=sweep_id)
+    except StoreWriteError:
+        print(json.dumps({k: v for k, v in record.items() if k != "provenance"}),
+              file=sys.stderr, flush=True)
+        raise
 
 
 def _missing(value: Any) -> bool:

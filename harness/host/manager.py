@@ -21,12 +21,14 @@ Nothing outside this module touches ``pm.hook``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata as md
 import importlib.util
 import os
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -34,7 +36,7 @@ import pluggy
 
 from privbench.host import hookspecs
 from privbench.protocol.dataset import DatasetAdapter
-from privbench.protocol.errors import PluginError
+from privbench.protocol.errors import PluginAbort, PluginError
 from privbench.protocol.executor import Executor, Reporter
 from privbench.protocol.lp import LPBackend
 from privbench.protocol.mechanism import Mechanism
@@ -54,6 +56,16 @@ HOOK_KINDS: dict[str, tuple[str, type]] = {
     "privbench_register_reporters": ("reporter", Reporter),
 }
 KINDS = tuple(kind for kind, _ in HOOK_KINDS.values())
+
+@contextlib.contextmanager
+def _import_guard() -> Iterator[None]:
+    """A plugin module that calls ``sys.exit()`` while importing becomes a broken plugin
+    (``PluginAbort``, an ``Exception``), not the end of ``privbench``."""
+    try:
+        yield
+    except SystemExit as exc:
+        raise PluginAbort(f"the module called sys.exit({exc.code!r}) while importing") from None
+
 
 def _declared_kind(module_path: str) -> str:
     """Kind of a module that could not be imported, from the hooks its source defines
@@ -166,7 +178,8 @@ class PluginHost:
                 )
                 continue
             try:
-                module = ep.load()
+                with _import_guard():
+                    module = ep.load()
             except Exception as exc:  # noqa: BLE001 - any import failure is recorded
                 self._problem(ep.name, source, f'Error importing plugin "{ep.name}": '
                               f"{type(exc).__name__}: {exc}")
@@ -177,7 +190,8 @@ class PluginHost:
             if module_name in blocked or self.pm.has_plugin(module_name):
                 continue
             try:
-                module = importlib.import_module(module_name)
+                with _import_guard():
+                    module = importlib.import_module(module_name)
             except Exception as exc:  # noqa: BLE001
                 self._problem(module_name, source, f'Error importing plugin "{module_name}": '
                               f"{type(exc).__name__}: {exc}")

@@ -25,3 +25,13 @@ class PluginError(PrivbenchError):
 
 class DataError(PrivbenchError):
     """A dataset file is missing, unreadable or malformed."""
+
+
+class PluginAbort(PrivbenchError):
+    """Plugin code raised ``SystemExit`` or ``KeyboardInterrupt`` (not a user's Ctrl-C):
+    that run, or that plugin, fails; privbench goes on."""
+
+
+class StoreWriteError(PrivbenchError):
+    """The results database cannot take a record (read-only, corrupted, disk full): the
+    CLI prints the computed record and exits 3, so the result is not lost."""

@@ -21,8 +21,11 @@ if TYPE_CHECKING:
 
 def _as_joint(joint: Any) -> np.ndarray:
     """Validate a (|A|, n) pmf or table of counts and return it normalised."""
+    raw = np.asarray(joint)
+    if np.iscomplexobj(raw):
+        raise ValidationError("joint has complex entries; a pmf or table of counts is real")
     try:
-        P = np.asarray(joint, dtype=float)
+        P = np.asarray(raw, dtype=float)
     except (TypeError, ValueError) as exc:
         raise ValidationError(f"joint must be a numeric (|A|, n) array: {exc}") from None
     if P.ndim != 2:
@@ -38,10 +41,13 @@ def _as_joint(joint: Any) -> np.ndarray:
     if (P < 0).any():
         a, b = np.argwhere(P < 0)[0]
         raise ValidationError(f"joint has a negative probability {P[a, b]:g} at (a={a}, b={b})")
-    total = P.sum()
-    if total <= 0:
+    # scale by the largest entry first: counts near 1e308 would overflow the plain sum
+    # to inf and turn the prior into zeros (every mechanism would then "leak" 0 bits)
+    peak = P.max()
+    if peak <= 0:
         raise ValidationError("joint has zero total mass; expected a pmf or non-negative counts")
-    return P / total
+    P = P / peak
+    return P / P.sum()
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,10 +17,12 @@ from typing import Any
 
 import pandas as pd
 
-from privbench.protocol.errors import PrivbenchError
+from privbench.protocol.errors import PrivbenchError, StoreWriteError
 from privbench.protocol.record import JSON_FIELDS, RECORD_SCHEMA
 
 DEFAULT_DB = Path(".privbench") / "results.sqlite"
+#: tries to open (and create) a database that other processes are creating too
+OPEN_ATTEMPTS = 8
 FINAL_STATUSES = ("ok", "invalid", "skip")
 
 #: the record's fields (declared once, in protocol.record) plus the store's own
@@ -52,19 +55,39 @@ class ResultStore:
         except OSError as exc:
             raise PrivbenchError(f"cannot create the folder of results database {self.path}: "
                                  f"{exc.strerror or exc} ({exc.filename})") from None
-        try:
-            self.conn = sqlite3.connect(self.path, timeout=30.0)
+        for attempt in range(OPEN_ATTEMPTS):
             try:
-                self._check_owner(create)
-                if create:
-                    self.conn.execute("PRAGMA journal_mode=WAL")
-                    self.conn.execute("PRAGMA synchronous=NORMAL")
-                self._create()
-            except BaseException:
-                self.conn.close()
-                raise
-        except sqlite3.DatabaseError as exc:
-            raise PrivbenchError(f"cannot open results database {self.path}: {exc}") from None
+                self._open(create)
+                return
+            except sqlite3.OperationalError as exc:
+                # several processes creating one database race for the WAL switch
+                if "locked" not in str(exc) or attempt == OPEN_ATTEMPTS - 1:
+                    raise PrivbenchError(f"cannot open results database {self.path}: {exc}") from None
+                time.sleep(0.05 * 2 ** attempt)
+            except sqlite3.DatabaseError as exc:
+                raise PrivbenchError(f"cannot open results database {self.path}: {exc} (a corrupted "
+                                     "or foreign file? choose another --db)") from None
+
+    def _open(self, create: bool) -> None:
+        self.conn = sqlite3.connect(self.path, timeout=30.0)
+        try:
+            self._check_owner(create)
+            if create:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+            self._create()
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def check_writable(self) -> None:
+        """Fail before any run is computed when the database cannot take a record."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("ROLLBACK")
+        except sqlite3.Error as exc:
+            raise StoreWriteError(f"results database {self.path} cannot be written: {exc}; "
+                                  "choose another --db or --no-store") from None
 
     def _check_owner(self, create: bool) -> None:
         tables = {row[0] for row in self.conn.execute(
@@ -107,11 +130,14 @@ class ResultStore:
         for name in JSON_COLUMNS:
             row[name] = json.dumps(record.get(name) or {}, sort_keys=True, default=str)
         placeholders = ",".join("?" for _ in COLUMN_NAMES)
-        with self.conn:
-            cur = self.conn.execute(
-                f"INSERT INTO runs ({','.join(COLUMN_NAMES)}) VALUES ({placeholders})",
-                [row[name] for name in COLUMN_NAMES],
-            )
+        try:
+            with self.conn:
+                cur = self.conn.execute(
+                    f"INSERT INTO runs ({','.join(COLUMN_NAMES)}) VALUES ({placeholders})",
+                    [row[name] for name in COLUMN_NAMES],
+                )
+        except sqlite3.Error as exc:
+            raise StoreWriteError(f"could not store the run in {self.path}: {exc}") from None
         return int(cur.lastrowid or 0)
 
     def done_keys(self, statuses: Iterable[str] = FINAL_STATUSES) -> set[str]:

@@ -14,16 +14,16 @@ import signal
 import threading
 from collections.abc import Iterator
 
+from privbench.protocol.errors import PluginAbort
+
 #: how often an ignored timeout is raised again
 REARM_S = 1.0
+
+__all__ = ["PluginAbort", "RunTimeout", "plugin_code", "time_limit"]
 
 
 class RunTimeout(BaseException):
     """Raised inside a run when its time budget is exhausted (not an ``Exception``)."""
-
-
-class PluginAbort(Exception):
-    """Plugin code raised ``SystemExit`` or ``KeyboardInterrupt`` (not a user's Ctrl-C)."""
 
 
 _user_interrupted = threading.Event()

@@ -30,10 +30,13 @@ def _git_commit() -> str | None:
         return None
     if out.returncode != 0:
         return None
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
-        cwd=here, capture_output=True, text=True, timeout=5,
-    ).stdout.strip()
+    try:  # a slow or hanging git must never fail a run: the commit is still known
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here, capture_output=True, text=True, timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return out.stdout.strip() + "-unknown-state"
     return out.stdout.strip() + ("-dirty" if dirty else "")
 
 

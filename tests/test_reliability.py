@@ -1,0 +1,107 @@
+"""No plugin, file or database takes a sweep down or bends a number silently (issue 15)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import privbench as pb
+from privbench.cli import main
+
+TESTS = Path(__file__).resolve().parent
+
+
+def test_a_read_only_store_fails_before_anything_runs(tmp_path, capsys) -> None:
+    db = tmp_path / "r.sqlite"
+    assert main(["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1", "--db", str(db)]) == 0
+    db.chmod(0o444)
+    tmp_path.chmod(0o555)
+    try:
+        if os.access(db, os.W_OK):
+            pytest.skip("running as a user who can write read-only files (root)")
+        code = main(["run", "-m", "expmec", "-d", "synthetic:m=3", "--delta", "1", "--db", str(db)])
+    finally:
+        tmp_path.chmod(0o755)
+        db.chmod(0o644)
+    assert code == 3 and "cannot be written" in capsys.readouterr().err
+
+
+def test_an_unwritable_store_is_found_before_any_run(tmp_path, capsys, monkeypatch) -> None:
+    """The same path as above for any user (root writes read-only files)."""
+    from privbench.results import store as store_module
+
+    ran = []
+    monkeypatch.setattr(store_module.ResultStore, "check_writable", lambda self: (_ for _ in ()).throw(
+        store_module.StoreWriteError(f"results database {self.path} cannot be written: readonly")))
+    monkeypatch.setattr(pb, "execute_run", lambda *a, **k: ran.append(a))
+    code = main(["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1",
+                 "--db", str(tmp_path / "r.sqlite")])
+    assert code == 3 and not ran and "cannot be written" in capsys.readouterr().err
+
+
+def test_a_failing_write_prints_the_record_and_exits_3(tmp_path, capsys, monkeypatch) -> None:
+    from privbench.results import store as store_module
+
+    def broken(self, record, *, sweep_id=None):
+        raise store_module.StoreWriteError("could not store the run: disk I/O error")
+
+    monkeypatch.setattr(store_module.ResultStore, "add", broken)
+    code = main(["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1",
+                 "--db", str(tmp_path / "r.sqlite")])
+    err = capsys.readouterr().err
+    assert code == 3 and '"mechanism": "identity"' in err and '"mi_bits": 1.0' in err
+
+
+@pytest.mark.parametrize("command", [["results"], ["report", "--out", "OUT"], ["regress"],
+                                     ["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1"]])
+def test_a_corrupted_store_gives_a_clear_error(tmp_path, capsys, command) -> None:
+    db = tmp_path / "r.sqlite"
+    db.write_bytes(b"this is not a database" * 100)
+    argv = [c.replace("OUT", str(tmp_path / "out")) for c in command] + ["--db", str(db)]
+    if command == ["regress"]:
+        argv = ["regress", str(db)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert str(db) in err and "Traceback" not in err
+
+
+def test_six_processes_creating_one_store_all_succeed(tmp_path) -> None:
+    db = tmp_path / "fresh.sqlite"
+    code = ("import sys; from privbench.results.store import ResultStore\n"
+            "with ResultStore(sys.argv[1]) as s: s.add({'mechanism': 'm', 'dataset': 'd', "
+            "'status': 'ok', 'run_key': sys.argv[2]})\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(db), f"k{i}"],
+                              stderr=subprocess.PIPE, text=True) for i in range(6)]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert all(p.returncode == 0 for p in procs), errors
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 6
+
+
+def test_a_slow_git_never_fails_provenance(monkeypatch) -> None:
+    from privbench.running import provenance as prov
+
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd)
+        if cmd[1] == "status":
+            raise subprocess.TimeoutExpired(cmd, 5)
+        return subprocess.CompletedProcess(cmd, 0, stdout="abc123\n", stderr="")
+
+    monkeypatch.setattr(prov.subprocess, "run", fake_run)
+    assert prov._git_commit() == "abc123-unknown-state"
+
+
+def test_a_plugin_that_exits_while_importing_is_broken_not_fatal(tmp_path) -> None:
+    (tmp_path / "exits_at_import.py").write_text("import sys\nsys.exit(4)\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "PRIVBENCH_PLUGIN_MODULES": "exits_at_import"}
+    out = subprocess.run([sys.executable, "-m", "privbench", "plugins", "--json"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "sys.exit(4)" in out.stdout and '"broken"' in out.stdout
