@@ -269,6 +269,9 @@ def fetch(spec: FileSpec, *, force: bool = False, progress: bool = True,
     """Download every remote of ``spec`` into the cache (skipping verified copies)."""
     if not spec.remotes:
         raise DataError(f"{spec.dataset}: nothing to download; {spec.how_to}".rstrip("; "))
+    if offline():
+        raise DataError(f"{spec.dataset}: downloads are disabled ({OFFLINE_ENV} is set); "
+                        f"{spec.how_to}".rstrip("; "))
     done = []
     for remote in spec.remotes:
         target = cache_dir() / remote.cache_name

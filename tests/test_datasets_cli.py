@@ -69,6 +69,7 @@ def test_info_of_generated_datasets(capsys) -> None:
 
 
 def test_fetch_downloads_into_cache(capsys, tmp_path: Path, monkeypatch, isolated: Path) -> None:
+    monkeypatch.delenv("PRIVBENCH_OFFLINE")  # served from a local file:// URL
     served = tmp_path / "adult.data"
     served.write_text(ADULT)
     remote = _files.Remote(url=served.as_uri(), sha256=hashlib.sha256(ADULT.encode()).hexdigest(),
@@ -83,6 +84,7 @@ def test_fetch_downloads_into_cache(capsys, tmp_path: Path, monkeypatch, isolate
 
 def test_fetch_failure_exits_2_and_caches_nothing(capsys, tmp_path: Path, monkeypatch,
                                                   isolated: Path) -> None:
+    monkeypatch.delenv("PRIVBENCH_OFFLINE")  # served from a local file:// URL
     served = tmp_path / "adult.data"
     served.write_text(ADULT)
     remote = _files.Remote(url=served.as_uri(), sha256="f" * 64, cache_name="adult/adult.data")

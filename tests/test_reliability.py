@@ -105,3 +105,24 @@ def test_a_plugin_that_exits_while_importing_is_broken_not_fatal(tmp_path) -> No
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "sys.exit(4)" in out.stdout and '"broken"' in out.stdout
+
+
+def test_a_spec_file_cannot_choose_a_remote_scheduler(tmp_path, capsys) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text('mechanisms = ["identity"]\ndatasets = ["synthetic:m=3"]\ndeltas = [1.0]\n'
+                    'executor = "dask:scheduler=tcp://203.0.113.9:8786"\n')
+    assert main(["sweep", str(spec), "--db", str(tmp_path / "r.sqlite")]) == 2
+    assert "--scheduler" in capsys.readouterr().err
+
+
+def test_data_fetch_honours_offline(monkeypatch, tmp_path, capsys) -> None:
+    from privbench.datasets import _files
+
+    def no_network(*a, **k):
+        raise AssertionError("the network was used")
+
+    monkeypatch.setenv("PRIVBENCH_OFFLINE", "1")
+    monkeypatch.setenv("PRIVBENCH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(_files, "download", no_network)
+    assert main(["data", "fetch", "census"]) == 2
+    assert "PRIVBENCH_OFFLINE" in capsys.readouterr().err

@@ -91,6 +91,11 @@ def load_sweep_file(path: str | Path) -> SweepSpec:
     executor = data.get("executor")
     if executor is not None and not (isinstance(executor, str) and executor.strip()):
         raise ValidationError(f"{p}: 'executor' must be an executor name; got {executor!r}")
+    if isinstance(executor, str) and "scheduler" in parse_spec(executor, what="executor")[1]:
+        # a spec file someone sent must not decide where code runs (the client unpickles
+        # what a scheduler sends back): a remote scheduler comes from the command line
+        raise ValidationError(f"{p}: 'executor' may not name a scheduler ({executor!r}); pass "
+                              "--scheduler tcp://HOST:PORT on the command line instead")
     workers = data.get("workers")
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool)
                                 or workers < 1):
