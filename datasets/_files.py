@@ -35,6 +35,20 @@ DATA_ENV = "PRIVBENCH_DATA_DIR"
 CACHE_ENV = "PRIVBENCH_CACHE_DIR"
 #: set to 1 to forbid downloads (CI, air-gapped machines)
 OFFLINE_ENV = "PRIVBENCH_OFFLINE"
+#: the largest file read out of a zip, in bytes (the official data files are < 30 MB)
+MAX_MEMBER_ENV = "PRIVBENCH_MAX_UNZIPPED_BYTES"
+DEFAULT_MAX_MEMBER = 512 * 2**20
+
+
+def max_member_bytes() -> int:
+    """The unzip limit: ``PRIVBENCH_MAX_UNZIPPED_BYTES`` or 512 MiB."""
+    text = os.environ.get(MAX_MEMBER_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_MEMBER
+    try:
+        return max(1, int(text))
+    except ValueError:
+        raise DataError(f"{MAX_MEMBER_ENV} must be a number of bytes; got {text!r}") from None
 CHUNK = 1 << 16
 TIMEOUT_S = 60.0
 
@@ -105,7 +119,13 @@ class Source:
         try:
             if self.kind == "zip":
                 with zipfile.ZipFile(self.location) as zf:
-                    return zf.read(self.paths[member])
+                    info = zf.getinfo(self.paths[member])
+                    limit = max_member_bytes()
+                    if info.file_size > limit:  # a zip bomb must not fill the memory
+                        raise DataError(
+                            f"{self.describe(member)} unpacks to {info.file_size:,} bytes, more "
+                            f"than the limit of {limit:,} ({MAX_MEMBER_ENV} to change it)")
+                    return zf.read(info)
             return Path(self.paths[member]).read_bytes()
         except (OSError, zipfile.BadZipFile, KeyError) as exc:
             raise DataError(f"cannot read {self.describe(member)}: {exc}") from None

@@ -126,3 +126,28 @@ def test_data_fetch_honours_offline(monkeypatch, tmp_path, capsys) -> None:
     monkeypatch.setattr(_files, "download", no_network)
     assert main(["data", "fetch", "census"]) == 2
     assert "PRIVBENCH_OFFLINE" in capsys.readouterr().err
+
+
+def test_a_huge_grid_fails_fast_even_in_a_dry_run(tmp_path, capsys) -> None:
+    spec = tmp_path / "huge.toml"
+    deltas = ", ".join(str(i / 10) for i in range(2000))
+    seeds = ", ".join(str(i) for i in range(100))
+    spec.write_text(f'mechanisms = ["identity", "expmec"]\ndatasets = ["synthetic:m=3"]\n'
+                    f"deltas = [{deltas}]\nseeds = [{seeds}]\n")
+    assert main(["sweep", str(spec), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "400,000 runs" in err and "100,000" in err and "--max-runs" in err
+
+
+def test_a_zip_bomb_is_refused_with_the_limit_named(tmp_path, monkeypatch) -> None:
+    import zipfile
+
+    from privbench.datasets import _files
+
+    archive = tmp_path / "adult.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("adult.data", b"0" * 5_000_000)  # 5 MB that compresses to a few KB
+    monkeypatch.setenv(_files.MAX_MEMBER_ENV, "1000000")
+    source = _files.Source("zip", archive, {"adult.data": "adult.data"}, "data_dir")
+    with pytest.raises(pb.DataError, match="unpacks to 5,000,000 bytes.*limit of 1,000,000"):
+        source.read_bytes("adult.data")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from privbench.cli.common import add_store_args, execute
 from privbench.protocol.errors import ValidationError
-from privbench.running.plan import check_timeout, load_sweep_file, plan_runs
+from privbench.running.plan import DEFAULT_MAX_RUNS, check_timeout, load_sweep_file, plan_runs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -26,12 +26,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=None, help="seconds per run (overrides spec)")
     p.add_argument("--json", action="store_true", help="also print each record as a JSON line")
     p.add_argument("--dry-run", action="store_true", help="list the runs without executing them")
+    p.add_argument("--max-runs", type=int, default=DEFAULT_MAX_RUNS, metavar="N",
+                   help=f"refuse a grid of more runs than this (default {DEFAULT_MAX_RUNS:,})")
     add_store_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     spec = load_sweep_file(args.spec)
+    spec.max_runs = args.max_runs
     if args.timeout is not None:
         check_timeout(args.timeout, what="--timeout")
     if args.workers is not None and args.workers < 1:

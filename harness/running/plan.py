@@ -20,6 +20,8 @@ from privbench.running.problems import load_problem
 from privbench.running.specs import RunSpec, parse_spec
 
 LP_PARAM = "lp_backend"
+#: runs a sweep may expand to unless the user raises the limit
+DEFAULT_MAX_RUNS = 100_000
 
 
 @dataclass
@@ -38,6 +40,8 @@ class SweepSpec:
     name: str = "sweep"
     #: timed solves per run after one untimed prepare (runtime_s = their median)
     repeat: int = 1
+    #: a grid larger than this is refused before anything is built (``--max-runs``)
+    max_runs: int = DEFAULT_MAX_RUNS
 
 
 _KEYS = {"mechanisms", "datasets", "deltas", "seeds", "lp_backends", "metrics", "timeout",
@@ -119,6 +123,21 @@ def load_sweep_file(path: str | Path) -> SweepSpec:
     )
 
 
+def check_grid_size(spec: SweepSpec) -> int:
+    """The number of runs the grid can expand to, refused above ``spec.max_runs`` before
+    any of it is built (a three-line file can describe 200 million runs)."""
+    size = (len(spec.mechanisms) * max(1, len(spec.lp_backends)) * len(spec.datasets)
+            * len(spec.deltas) * len(spec.seeds))
+    limit = positive_int("max_runs", spec.max_runs)
+    if size > limit:
+        raise ValidationError(
+            f"the sweep expands to up to {size:,} runs ({len(spec.mechanisms)} mechanisms x "
+            f"{max(1, len(spec.lp_backends))} LP backends x {len(spec.datasets)} data sets x "
+            f"{len(spec.deltas)} budgets x {len(spec.seeds)} seeds), more than the limit of "
+            f"{limit:,}; split it, or raise the limit with --max-runs")
+    return size
+
+
 def check_repeat(repeat: Any) -> int:
     """Timed solves per run: an integer >= 1."""
     return positive_int("repeat", repeat)
@@ -156,6 +175,7 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
     ``strict_lp`` (``privbench run --lp-backend``) naming one for another mechanism is
     an error. With ``load_datasets`` each dataset is loaded once (:func:`check_dataset`).
     """
+    check_grid_size(spec)
     host = get_host()
     deltas = [delta_value(d, BUDGET) for d in spec.deltas]
     check_repeat(spec.repeat)
