@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,6 +36,22 @@ def check_flag(dataset: str, param: str, value: Any) -> bool:
     raise pb.ValidationError(f"{dataset}: {param} must be true or false; got {value!r}")
 
 
+_WARNED: set[str] = set()
+
+
+def _checked_hash(source: _files.Source, member: str, spec: _files.FileSpec) -> str:
+    """sha256 of one data file (cached by path, size and mtime); warns once on a mismatch."""
+    digest = _files.cached_sha256(source, member)
+    official = spec.checksums.get(member)
+    where = source.describe(member)
+    if official and digest != official and where not in _WARNED:
+        _WARNED.add(where)
+        warnings.warn(f"{where} is not the official file (sha256 {digest[:12]}..., expected "
+                      f"{official[:12]}...): it was edited or truncated; results from it may "
+                      "differ from the published ones", UserWarning, stacklevel=3)
+    return digest
+
+
 class FileBackedAdapter(pb.DatasetAdapter):
     """A dataset adapter whose data are official files found by :mod:`._files`.
 
@@ -49,10 +66,17 @@ class FileBackedAdapter(pb.DatasetAdapter):
         raise NotImplementedError
 
     def locate(self, *, progress: bool = True) -> _files.Source:
-        """Where the files are (downloading them when allowed); DataError if nowhere."""
+        """Where the files are (downloading them when allowed); DataError if nowhere.
+
+        Every file is checked against its official sha256: a mismatch (an edited or
+        truncated copy) is warned about once per file and process, and the hashes go into
+        the problem's ``meta["data_files"]``, hence into each run's provenance.
+        """
         download = check_flag(self.name, "download", self.download)
-        return _files.locate(self.file_spec(), self.data_dir, download=download,
-                             progress=progress)
+        spec = self.file_spec()
+        source = _files.locate(spec, self.data_dir, download=download, progress=progress)
+        source.hashes = {source.describe(m): _checked_hash(source, m, spec) for m in spec.members}
+        return source
 
     def info(self) -> dict[str, Any]:
         """Source, licence, citation, and where the files are (never downloads)."""

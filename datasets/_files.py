@@ -108,6 +108,8 @@ class Source:
         self.location = location
         self.paths = paths  # member -> path (folder) or name inside the zip
         self.origin = origin  # "data_dir" | "PRIVBENCH_DATA_DIR" | "cache"
+        #: display path -> sha256 of every member (set by the adapter's locate)
+        self.hashes: dict[str, str] = {}
 
     def describe(self, member: str) -> str:
         """A readable path for error messages: ``/x/adult.data`` or ``/x/a.zip!a/u.data``."""
@@ -141,9 +143,26 @@ class Source:
             return hashlib.sha256(self.read_bytes(member)).hexdigest()
         return sha256_of(Path(self.paths[member]))
 
+    def stamp(self, member: str) -> tuple[str, int, int]:
+        """(path, size, mtime) of the file holding ``member``: what the hash cache keys on."""
+        path = Path(self.location) if self.kind == "zip" else Path(self.paths[member])
+        st = path.stat()
+        return f"{path}!{member}", st.st_size, st.st_mtime_ns
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "location": str(self.location), "origin": self.origin,
                 "files": {m: self.describe(m) for m in self.paths}}
+
+
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def cached_sha256(source: Source, member: str) -> str:
+    """sha256 of a member, computed once per process per unchanged file."""
+    key = source.stamp(member)
+    if key not in _HASHES:
+        _HASHES[key] = source.sha256(member)
+    return _HASHES[key]
 
 
 def search_roots(data_dir: str | os.PathLike[str] | None) -> list[tuple[str, Path]]:

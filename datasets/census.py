@@ -211,6 +211,7 @@ class Census(AttributeTableMixin, FileBackedAdapter):
         meta: dict[str, Any] = {
             "source": source.to_dict()["location"], "origin": source.origin,
             "files": ", ".join(source.describe(m) for m in source.paths),
+            "data_files": dict(source.hashes),
             "split": split, "missing": missing, "top_k": top_k if top_k is not None else "all",
             "rows_read": int(len(has_missing)),
             "rows_with_missing": dropped,

@@ -254,6 +254,7 @@ class MovieLens(AttributeTableMixin, FileBackedAdapter):
         meta = {
             "source": str(source.location), "origin": source.origin,
             "files": ", ".join(source.describe(m) for m in data["files"]),
+            "data_files": dict(source.hashes),
             "variant": variant, "top_genres": top, "n_genres": len(names),
             "top_k": top_k if top_k is not None else "all",
             "n_ratings": int(len(ratings)), "n_movies": int(len(items)),

@@ -151,3 +151,33 @@ def test_a_zip_bomb_is_refused_with_the_limit_named(tmp_path, monkeypatch) -> No
     source = _files.Source("zip", archive, {"adult.data": "adult.data"}, "data_dir")
     with pytest.raises(pb.DataError, match="unpacks to 5,000,000 bytes.*limit of 1,000,000"):
         source.read_bytes("adult.data")
+
+
+@pytest.mark.realdata
+def test_an_edited_data_file_is_warned_about_and_its_hash_recorded(real_data_dir, tmp_path,
+                                                                    monkeypatch) -> None:
+    import hashlib
+    import json
+    import shutil
+    import warnings
+
+    from privbench.datasets import _common
+
+    folder = tmp_path / "adult"
+    shutil.copytree(real_data_dir / "adult", folder)
+    data = (folder / "adult.data").read_bytes()
+    (folder / "adult.data").write_bytes(data.replace(b"39,", b"38,", 1))  # one edited age
+    monkeypatch.setattr(_common, "_WARNED", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pb.load_dataset("census", data_dir=str(tmp_path), top_k=20)
+        pb.load_dataset("census", data_dir=str(tmp_path), top_k=30)
+    mine = [w for w in caught if "not the official file" in str(w.message)]
+    assert len(mine) == 1 and "adult.data" in str(mine[0].message)  # once per file
+    db = tmp_path / "r.sqlite"
+    assert main(["run", "-m", "identity", "-d", f"census:data_dir={tmp_path},top_k=20",
+                 "--delta", "1", "--db", str(db)]) == 0
+    (prov,) = sqlite3.connect(db).execute("SELECT provenance FROM runs").fetchone()
+    hashes = json.loads(prov)["data_files"]
+    edited = hashlib.sha256((folder / "adult.data").read_bytes()).hexdigest()
+    assert edited in hashes.values() and len(hashes) == 2

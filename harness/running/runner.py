@@ -109,7 +109,7 @@ def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = 
     except Exception as exc:  # noqa: BLE001 - isolation is the point
         record.update(status="error", error=f"{type(exc).__name__}: {exc}")
         record["metrics"]["traceback"] = traceback.format_exc(limit=8)
-    record["provenance"] = provenance()
+    record["provenance"] = {**provenance(), **record.pop("data_files", {})}
     return plain(record)
 
 
@@ -157,6 +157,8 @@ def _solve(mechanism: Mechanism, problem: PrivacyProblem, delta: float, spec: Ru
 def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None) -> None:
     problem = load_problem(spec.dataset, spec.dataset_params)
     record.update(n=problem.n, prior_mi_bits=problem.prior_mi_bits)
+    if problem.meta.get("data_files"):  # which exact files (sha256) the run read
+        record["data_files"] = {"data_files": dict(problem.meta["data_files"])}
     record["metrics"]["dataset_name"] = problem.name
     mechanism = _create(spec)
     delta = delta_value(spec.delta, mechanism.delta_role)
