@@ -181,3 +181,30 @@ def test_an_edited_data_file_is_warned_about_and_its_hash_recorded(real_data_dir
     hashes = json.loads(prov)["data_files"]
     edited = hashlib.sha256((folder / "adult.data").read_bytes()).hexdigest()
     assert edited in hashes.values() and len(hashes) == 2
+
+
+def test_two_concurrent_resumes_run_each_missing_run_once(tmp_path) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text('mechanisms = ["sppm:iterations=40", "expmec"]\ndatasets = ["synthetic:m=5"]\n'
+                    "deltas = [0.25, 0.5, 1, 2, 4, 8, 16, 32]\n")
+    db = tmp_path / "r.sqlite"
+    cmd = [sys.executable, "-m", "privbench", "sweep", str(spec), "--db", str(db), "--resume"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert all(p.returncode == 0 for p in procs), errors
+    with sqlite3.connect(db) as conn:
+        keys = [r[0] for r in conn.execute("SELECT run_key FROM runs WHERE status = 'ok'")]
+        assert conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0  # released
+    assert len(keys) == 16 and len(set(keys)) == 16  # every run once, none twice
+
+
+def test_claims_of_a_dead_process_are_taken_over(tmp_path) -> None:
+    from privbench.results.store import ResultStore
+
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.conn.execute("INSERT INTO claims VALUES ('k1', 'ghost', ?, 999999999, 'then')",
+                           (__import__("socket").gethostname(),))
+        store.conn.commit()
+        assert store.claim(["k1", "k2"], owner="me") == ["k1", "k2"]
+        assert store.claim(["k1", "k2"], owner="other") == []  # I am alive: mine stay mine

@@ -48,16 +48,18 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
     if store is not None:
         store.check_writable()  # before anything is computed
     sweep_id = sweep_id or uuid.uuid4().hex[:12]
+    claim_owner = uuid.uuid4().hex
     try:
         todo = list(runs)
         if resume and store is not None:
-            done = store.done_keys()
-            todo = [r for r in todo if r.key not in done]
+            # runs stored or claimed by another live --resume are not ours to run
+            mine = set(store.claim([r.key for r in todo], owner=claim_owner))
+            todo = [r for r in todo if r.key in mine]
             skipped = len(runs) - len(todo)
             if skipped:
                 import sys
-                print(f"resume: {skipped} of {len(runs)} runs already stored in {args.db}",
-                      file=sys.stderr)
+                print(f"resume: {skipped} of {len(runs)} runs already stored in {args.db} "
+                      "or claimed by another sweep running on it", file=sys.stderr)
         timeout = timeout if timeout is not None else getattr(args, "timeout", None)
         with RunProgress(len(todo), enabled=progress) as bar:
             executor.on_progress = bar.solve_update  # used by in-process executors (local)
@@ -68,6 +70,8 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
                 yield record
     finally:
         if store is not None:
+            if resume:
+                store.release(claim_owner)
             store.close()
 
 

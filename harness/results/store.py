@@ -8,6 +8,8 @@ with a final status (ok, invalid, skip). Runs that errored or timed out are retr
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -112,6 +114,8 @@ class ResultStore:
                 if name not in existing:
                     self.conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl.replace(' NOT NULL', '')}")
             self.conn.execute("CREATE INDEX IF NOT EXISTS runs_key ON runs(run_key, status)")
+            self.conn.execute("CREATE TABLE IF NOT EXISTS claims (run_key TEXT PRIMARY KEY, "
+                              "owner TEXT NOT NULL, host TEXT, pid INTEGER, claimed_at TEXT)")
 
     def __enter__(self) -> ResultStore:
         return self
@@ -140,6 +144,36 @@ class ResultStore:
             raise StoreWriteError(f"could not store the run in {self.path}: {exc}") from None
         return int(cur.lastrowid or 0)
 
+    def claim(self, keys: Iterable[str], owner: str) -> list[str]:
+        """Claim the runs of ``keys`` that are neither done nor claimed by a live process,
+        in one transaction, so that concurrent ``--resume`` sweeps split the work instead
+        of both running it. Claims of dead processes on this host are taken over."""
+        host, pid = socket.gethostname(), os.getpid()
+        keys = list(keys)
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            done = self.done_keys()
+            for key, c_host, c_pid in self.conn.execute(
+                    "SELECT run_key, host, pid FROM claims").fetchall():
+                if c_host == host and not _alive(c_pid):
+                    self.conn.execute("DELETE FROM claims WHERE run_key = ?", (key,))
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO claims VALUES (?, ?, ?, ?, ?)",
+                [(k, owner, host, pid, now) for k in keys if k not in done])
+            mine = {r[0] for r in self.conn.execute("SELECT run_key FROM claims WHERE owner = ?",
+                                                    (owner,))}
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self.conn.execute("ROLLBACK") if self.conn.in_transaction else None
+            raise StoreWriteError(f"cannot claim runs in {self.path}: {exc}") from None
+        return [k for k in keys if k in mine]
+
+    def release(self, owner: str) -> None:
+        """Drop ``owner``'s claims (its runs are stored, or it is stopping)."""
+        with self.conn:
+            self.conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
+
     def done_keys(self, statuses: Iterable[str] = FINAL_STATUSES) -> set[str]:
         statuses = tuple(statuses)
         marks = ",".join("?" for _ in statuses)
@@ -167,3 +201,16 @@ def open_existing(path: str | Path) -> ResultStore:
     if not p.is_file():
         raise PrivbenchError(f"no results database at {p}; run `privbench sweep` or `privbench run --db {p}` first")
     return ResultStore(p, create=False)
+
+
+def _alive(pid: int | None) -> bool:
+    """Whether process ``pid`` (on this host) still runs."""
+    if not pid:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
