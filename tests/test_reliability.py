@@ -208,3 +208,43 @@ def test_claims_of_a_dead_process_are_taken_over(tmp_path) -> None:
         store.conn.commit()
         assert store.claim(["k1", "k2"], owner="me") == ["k1", "k2"]
         assert store.claim(["k1", "k2"], owner="other") == []  # I am alive: mine stay mine
+
+
+def test_max_mem_fails_only_the_hungry_run(tmp_path, monkeypatch) -> None:
+    (tmp_path / "hog_plugin.py").write_text(
+        "import numpy as np, scipy.sparse as sp, privbench as pb\n"
+        "class Hog(pb.MappingMechanism):\n"
+        "    name = 'hog'\n"
+        "    def __init__(self):\n        pass\n"
+        "    def run(self, problem, delta):\n"
+        "        block = np.ones(2_000_000_000 // 8)  # 2 GB\n"
+        "        return self.result(sp.identity(problem.n, format='csc'), s=float(block[0]))\n"
+        "@pb.hookimpl\n"
+        "def privbench_register_mechanisms():\n    return [Hog]\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "PRIVBENCH_PLUGIN_MODULES": "hog_plugin"}
+    db = tmp_path / "r.sqlite"
+    out = subprocess.run([sys.executable, "-m", "privbench", "run", "-m", "hog", "-m", "identity",
+                          "-d", "synthetic:m=3", "--delta", "1", "--executor", "process",
+                          "--workers", "1", "--max-mem", "1200", "--db", str(db)],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    rows = dict(sqlite3.connect(db).execute("SELECT mechanism, status FROM runs").fetchall())
+    assert rows == {"hog": "error", "identity": "ok"}
+    assert main(["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1", "--no-store",
+                 "--max-mem", "100"]) == 2  # the local executor cannot enforce it
+
+
+@pytest.mark.parametrize("executor", ["local", "process"])
+def test_plugin_exit_or_interrupt_fails_only_its_run(tmp_path, executor) -> None:
+    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "lifecycle_plugins"}
+    db = tmp_path / "r.sqlite"
+    out = subprocess.run([sys.executable, "-m", "privbench", "run", "-m", "exiter",
+                          "-m", "exiter:how=interrupt", "-m", "identity", "-d", "synthetic:m=3",
+                          "--delta", "1", "--executor", executor, "--db", str(db)],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    rows = sqlite3.connect(db).execute("SELECT mechanism, status, error FROM runs").fetchall()
+    assert sorted((m, s) for m, s, _ in rows) == [("exiter", "error"), ("exiter", "error"),
+                                                  ("identity", "ok")]
+    assert {e for _, _, e in rows if e} == {"mechanism 'exiter' called sys.exit(3)",
+                                           "mechanism 'exiter' raised KeyboardInterrupt"}

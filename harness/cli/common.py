@@ -22,14 +22,23 @@ def add_store_args(p: argparse.ArgumentParser) -> None:
                    help=f"SQLite results store (default {DEFAULT_DB})")
     p.add_argument("--no-store", action="store_true", help="do not write results to the store")
     p.add_argument("--workers", type=int, default=None, help="worker processes (process executor)")
+    p.add_argument("--max-mem", type=float, default=None, metavar="MB",
+                   help="memory limit per worker (process: RLIMIT_AS; dask: the workers' "
+                        "memory limit); a run above it is stored as an error")
 
 
-def make_executor(name: str, workers: int | None, scheduler: str | None = None) -> Any:
+def make_executor(name: str, workers: int | None, scheduler: str | None = None,
+                  max_mem_mb: float | None = None) -> Any:
     """``name`` may carry parameters like a mechanism: ``dask:max_pending=64``."""
     name, params = parse_spec(name, what="executor")
     cls = get_host().get("executor", name)
     if workers and "workers" in cls.param_names():
         params["workers"] = workers
+    if max_mem_mb is not None:
+        if "max_mem_mb" not in cls.param_names():
+            raise ValidationError(f"--max-mem needs an executor that runs in worker processes "
+                                  f"(process or dask); {name!r} runs in this process")
+        params["max_mem_mb"] = max_mem_mb
     if scheduler:
         if "scheduler" not in cls.param_names():
             raise ValidationError(f"--scheduler does not apply to the {name!r} executor "
@@ -43,7 +52,8 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
             ) -> Iterator[dict[str, Any]]:
     """Run ``runs`` on the chosen executor, storing each record as soon as it arrives."""
     executor = make_executor(getattr(args, "executor", None) or "local",
-                             getattr(args, "workers", None), getattr(args, "scheduler", None))
+                             getattr(args, "workers", None), getattr(args, "scheduler", None),
+                             getattr(args, "max_mem", None))
     store = None if getattr(args, "no_store", False) else ResultStore(args.db)
     if store is not None:
         store.check_writable()  # before anything is computed

@@ -113,12 +113,13 @@ class DaskExecutor(pb.Executor):
 
     def __init__(self, scheduler: str | None = None, workers: int | None = None,
                  threads_per_worker: int = 1, retries: int = DEFAULT_RETRIES,
-                 max_pending: int | None = None) -> None:
+                 max_pending: int | None = None, max_mem_mb: float | None = None) -> None:
         self.scheduler = scheduler
         self.workers = workers
         self.threads_per_worker = threads_per_worker
         self.retries = retries
         self.max_pending = max_pending
+        self.max_mem_mb = max_mem_mb
 
     def _validate(self) -> None:
         if self.scheduler is not None and not isinstance(self.scheduler, str):
@@ -159,6 +160,8 @@ class DaskExecutor(pb.Executor):
             # sweeps (or a sweep beside a user's cluster) do not fight over :8787
             dashboard_address=None,
             scheduler_kwargs={"allowed_failures": 0, "dashboard_address": "127.0.0.1:0"},
+            # the nanny restarts a worker above it: that run fails, the sweep goes on
+            memory_limit=f"{self.max_mem_mb}MB" if self.max_mem_mb else "auto",
         ))
         return stack.enter_context(Client(cluster)), 1
 

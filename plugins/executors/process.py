@@ -22,15 +22,29 @@ class ProcessExecutor(pb.Executor):
     description = "process pool with hard timeouts and crash isolation"
     requirements = ("pebble",)
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, max_mem_mb: float | None = None) -> None:
         self.workers = workers
+        self.max_mem_mb = max_mem_mb
+
+    def check_params(self) -> None:
+        if self.max_mem_mb is not None and not (
+                isinstance(self.max_mem_mb, int | float) and self.max_mem_mb > 0):
+            raise pb.ValidationError(f"process: max_mem_mb must be a number > 0; got {self.max_mem_mb!r}")
+
+    def _pool(self, workers: int) -> Any:
+        from pebble import ProcessPool
+
+        limit = int(self.max_mem_mb * 2**20) if self.max_mem_mb else None
+        return ProcessPool(max_workers=workers, context=multiprocessing.get_context("spawn"),
+                           initializer=_limit_memory if limit else None,
+                           initargs=(limit,) if limit else ())
 
     def map_runs(self, specs: Iterable[dict[str, Any]], *, timeout: float | None
                  ) -> Iterator[dict[str, Any]]:
-        from pebble import ProcessExpired, ProcessPool
+        from pebble import ProcessExpired
 
         workers = int(self.workers or os.cpu_count() or 1)
-        pool = ProcessPool(max_workers=workers, context=multiprocessing.get_context("spawn"))
+        pool = self._pool(workers)
         finished = False
         try:
             futures = {pool.schedule(pb.execute_run, args=[spec], timeout=timeout): spec
@@ -42,7 +56,9 @@ class ProcessExecutor(pb.Executor):
                 except FutureTimeout:
                     record = pb.failed_record(spec, "timeout", f"run exceeded its time limit of {timeout:g} s")
                 except ProcessExpired as exc:
-                    record = pb.failed_record(spec, "error", f"worker process died (exit code {exc.exitcode})")
+                    limit = f" (memory limit {self.max_mem_mb:g} MB?)" if self.max_mem_mb else ""
+                    record = pb.failed_record(spec, "error", f"worker process died (exit code "
+                                              f"{exc.exitcode}){limit}")
                 except Exception as exc:  # noqa: BLE001
                     record = pb.failed_record(spec, "error", f"{type(exc).__name__}: {exc}")
                 yield record
@@ -57,11 +73,17 @@ class ProcessExecutor(pb.Executor):
             pool.join()
 
     def map_tasks(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
-        from pebble import ProcessPool
-
         workers = int(self.workers or os.cpu_count() or 1)
-        with ProcessPool(max_workers=workers, context=multiprocessing.get_context("spawn")) as pool:
+        with self._pool(workers) as pool:
             return list(pool.map(func, list(items)).result())
+
+
+def _limit_memory(limit_bytes: int) -> None:
+    """Worker initializer: cap the address space, so a run that needs more memory fails
+    with MemoryError (stored as that run's error) instead of taking the machine down."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
 
 
 @pb.hookimpl
