@@ -63,6 +63,31 @@ def test_several_deltas_and_strict(capsys, db_path: Path) -> None:
     assert all(r["mi_bits"] == pytest.approx(1.0) and r["distortion"] == 0 for r in records)
 
 
+@pytest.mark.parametrize("status", ["error", "timeout", "invalid"])
+def test_strict_fails_on_a_failed_run_and_only_with_strict(tmp_path, capsys, status) -> None:
+    """--strict exits 1 when a run failed; the same request without it exits 0."""
+    from privbench.running import runner
+
+    real = runner._execute
+
+    def failing(spec, record, on_progress):
+        if spec.mechanism == "expmec":
+            raise {"error": RuntimeError("boom"), "timeout": runner.RunTimeout("slow"),
+                   "invalid": runner.InvalidMappingError("bad column")}[status]
+        return real(spec, record, on_progress)
+
+    runner._execute = failing
+    try:
+        argv = ["run", "-m", "identity", "-m", "expmec", "-d", "synthetic:m=3", "--delta", "1",
+                "--no-store"]
+        assert main(argv) == 0
+        assert main([*argv, "--strict"]) == 1
+    finally:
+        runner._execute = real
+    assert main(["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1", "--no-store",
+                 "--strict"]) == 0
+
+
 def test_sweep_grid_resume_and_export(tmp_path: Path, capsys, db_path: Path) -> None:
     spec = tmp_path / "grid.toml"
     spec.write_text('mechanisms = ["identity", "expmec"]\ndatasets = ["synthetic:m=3", '
@@ -112,6 +137,8 @@ def test_plugins_json(capsys) -> None:
     assert main(["plugins", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     kinds = {"mechanism", "lp_backend", "dataset", "metric", "executor", "reporter"}
+    assert {r["kind"] for r in rows} == kinds  # every kind listed: an empty list fails
+    assert {"sppm", "optimal", "expmec", "census", "mckp", "local", "html"} <= {r["name"] for r in rows}
     assert all(r["kind"] in kinds for r in rows)
     assert all(r["status"] in {"ok", "unavailable", "broken"} for r in rows)
 
