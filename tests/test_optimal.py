@@ -120,10 +120,11 @@ def test_regression_census_like_hard_case_solves_and_matches_sppm() -> None:
     assert res.stats["solver_status"] == "optimal"
     assert res.stats["attempts"][0]["scaled"] is True
     assert expected_distortion(problem, res.mapping) <= delta + 1e-9
-    ref = pb.get_mechanism("sppm", tol=1e-7, iterations=2000).solve(problem, delta)
+    ref = pb.get_mechanism("sppm", tol=1e-7, iterations=2000, mode="optimal").solve(problem, delta)
     i_opt = mutual_information(problem, res.mapping)
     i_sppm = mutual_information(problem, ref.mapping)
-    assert abs(i_opt - i_sppm) <= 1e-3
+    # the two independent solvers agree to SPPM's certified gap (plus Clarabel's accuracy)
+    assert abs(i_opt - i_sppm) <= ref.stats["gap_bits"] + 1e-6
 
 
 @pytest.mark.parametrize(("n", "k", "kind", "seed", "fracs"),
@@ -143,7 +144,7 @@ def test_agrees_with_sppm_and_its_gap(n: int, k: int, kind: str, seed: int,
         i_opt = mutual_information(problem, opt.mapping)
         i_sppm = mutual_information(problem, ref.mapping)
         assert opt.stats["objective_bits"] == pytest.approx(i_opt, abs=1e-12)
-        assert abs(i_opt - i_sppm) <= 1e-3
+        assert abs(i_opt - i_sppm) <= max(ref.stats["gap_bits"], 1e-7) + 1e-6
         # sppm's certified gap bounds its distance to the optimum (up to solver accuracy)
         assert i_sppm - i_opt <= ref.stats["gap_bits"] + 1e-6
 

@@ -19,6 +19,21 @@ def perfect_privacy_budget(problem: pb.PrivacyProblem) -> float:
     return float((D @ problem.p_b).min())
 
 
+def assert_within_requested_tol(res: pb.MechanismResult, mi: float, mi_opt: float,
+                                tol: float) -> None:
+    """SPPM asked for ``tol`` is as close to the optimum as it certifies, not merely 1e-3.
+
+    It is never better than the reference beyond the reference's accuracy; it is within
+    its certified gap of it; the gap is below ``tol`` when it reports convergence, and
+    below 5e-4 bits in any case (measured worst here: 2.0e-4): the optimal mode stops
+    early only when its restricted solves cannot tighten the bound further ("solver
+    accuracy reached"), and says so (converged false)."""
+    gap = res.stats["gap_bits"]
+    assert mi_opt - OPT_TOL <= mi <= mi_opt + gap + OPT_TOL
+    assert gap <= 5e-4
+    assert res.stats["converged"] == (gap < tol)
+
+
 def check_mapping(problem: pb.PrivacyProblem, res: pb.MechanismResult, delta: float) -> float:
     X = pb.validate_mapping(res.mapping, problem.n)  # column-stochastic, non-negative
     assert expected_distortion(problem, X) <= delta + 1e-9
@@ -41,11 +56,11 @@ def test_matches_optimal_and_gap_is_certified(kind: str, n_private: int, seed: i
                                               frac: float) -> None:
     problem = pb.load_dataset("random", n=14, n_private=n_private, seed=seed, distortion=kind)
     delta = frac * perfect_privacy_budget(problem)
-    res = pb.get_mechanism("sppm", tol=1e-5, iterations=400).solve(problem, delta)
+    res = pb.get_mechanism("sppm", tol=1e-5, mode="optimal", iterations=400).solve(problem, delta)
     mi = check_mapping(problem, res, delta)
     opt = pb.get_mechanism("optimal").solve(problem, delta)
     mi_opt = mutual_information(problem, opt.mapping)
-    assert abs(mi - mi_opt) <= 1e-3
+    assert_within_requested_tol(res, mi, mi_opt, 1e-5)
     assert res.stats["gap_bits"] >= mi - mi_opt - OPT_TOL
     assert res.stats["lower_bound_bits"] <= mi_opt + OPT_TOL
 
@@ -56,10 +71,10 @@ def test_matches_optimal_and_gap_is_certified(kind: str, n_private: int, seed: i
 def test_matches_optimal_at_n_40(kind: str, seed: int) -> None:
     problem = pb.load_dataset("random", n=40, n_private=3, seed=seed, distortion=kind)
     delta = 0.1 * perfect_privacy_budget(problem)
-    res = pb.get_mechanism("sppm", tol=1e-5, iterations=1000).solve(problem, delta)
+    res = pb.get_mechanism("sppm", tol=1e-5, mode="optimal", iterations=1000).solve(problem, delta)
     mi = check_mapping(problem, res, delta)
     mi_opt = mutual_information(problem, pb.get_mechanism("optimal").solve(problem, delta).mapping)
-    assert abs(mi - mi_opt) <= 1e-3
+    assert_within_requested_tol(res, mi, mi_opt, 1e-5)
     assert res.stats["gap_bits"] >= mi - mi_opt - OPT_TOL
 
 
@@ -88,11 +103,11 @@ def test_zero_probability_symbols_and_empty_outputs() -> None:
     D[2, 2] = 0.0
     problem = pb.PrivacyProblem.from_arrays(joint, D)
     for delta in (0.02, 0.2):
-        res = pb.get_mechanism("sppm", tol=1e-6, iterations=400).solve(problem, delta)
+        res = pb.get_mechanism("sppm", tol=1e-6, mode="optimal", iterations=400).solve(problem, delta)
         mi = check_mapping(problem, res, delta)
         mi_opt = mutual_information(problem,
                                     pb.get_mechanism("optimal").solve(problem, delta).mapping)
-        assert abs(mi - mi_opt) <= 1e-3
+        assert_within_requested_tol(res, mi, mi_opt, 1e-6)
         assert res.stats["gap_bits"] >= mi - mi_opt - OPT_TOL
 
 
@@ -173,12 +188,12 @@ def test_x0_starts_from_the_given_mapping(kind: str) -> None:
     # a feasible X0 that is not the identity: half identity, half a short SPPM run
     short = pb.get_mechanism("sppm", iterations=3).solve(problem, delta).mapping.toarray()
     X0 = 0.5 * np.eye(n) + 0.5 * short
-    res = pb.get_mechanism("sppm", tol=1e-5, iterations=400, x0=X0).solve(problem, delta)
+    res = pb.get_mechanism("sppm", tol=1e-5, mode="optimal", iterations=400, x0=X0).solve(problem, delta)
     mi = check_mapping(problem, res, delta)
     assert res.stats["objective_trace_bits"][0] == pytest.approx(
         mutual_information(problem, X0), abs=1e-12)
     mi_opt = mutual_information(problem, pb.get_mechanism("optimal").solve(problem, delta).mapping)
-    assert abs(mi - mi_opt) <= 1e-3
+    assert_within_requested_tol(res, mi, mi_opt, 1e-5)
     assert res.stats["gap_bits"] >= mi - mi_opt - OPT_TOL
     # same as a sparse input
     import scipy.sparse as sp

@@ -86,7 +86,7 @@ def finish_optimal(s: FrankWolfe, rounds: int) -> None:
     (tight tolerances, then the defaults: interior points near the optimum differ, and
     so do their bounds), or after ``rounds`` rounds.
     """
-    if s.trace_gap[-1] >= s.tol and s.best_lb > 0:
+    if s.trace_gap[-1] >= s.tol:
         s.x, s.best_lb, s.stop = _polish_rounds(s, rounds)
 
 
