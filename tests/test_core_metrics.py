@@ -48,3 +48,32 @@ def test_data_processing_and_nonnegativity(seed: int, n: int, k: int) -> None:
     constant = np.zeros((n, n))
     constant[0] = 1.0
     assert M.mutual_information(problem, constant) == pytest.approx(0.0, abs=1e-15)
+
+
+def test_asymmetric_hand_example() -> None:
+    """p(b) = (0.7, 0.3), an asymmetric d and mapping: weighting E[d] by p(b̂) instead of
+    p(b) (0.266) or transposing X or d gives another number than the hand value 0.29."""
+    import math
+
+    problem = pb.PrivacyProblem.from_arrays(joint=[[0.6, 0.1], [0.1, 0.2]],
+                                            distortion=[[0.0, 1.0], [2.0, 0.0]])
+    X = np.array([[0.9, 0.5], [0.1, 0.5]])
+    assert M.expected_distortion(problem, X) == pytest.approx(0.7 * 0.1 * 2.0 + 0.3 * 0.5 * 1.0)
+    q = {(0, 0): 0.59, (0, 1): 0.11, (1, 0): 0.19, (1, 1): 0.11}  # p(a, b̂) by hand
+    pa = {0: 0.7, 1: 0.3}
+    pbh = {0: 0.78, 1: 0.22}
+    by_hand = sum(v * math.log2(v / (pa[a] * pbh[i])) for (a, i), v in q.items())
+    assert M.mutual_information(problem, X) == pytest.approx(by_hand, abs=1e-12)
+
+
+def test_expmec_meets_the_budget_under_a_skewed_prior() -> None:
+    """E[d] of ExpMec's mapping, recomputed by hand, equals Δ when p(b) is far from uniform."""
+    rng = np.random.default_rng(7)
+    joint = rng.dirichlet(np.r_[np.full(5, 0.2), np.full(5, 5.0)]).reshape(2, 5)
+    D = rng.random((5, 5)) * 3
+    np.fill_diagonal(D, 0.0)
+    problem = pb.PrivacyProblem.from_arrays(joint=joint, distortion=D)
+    X = pb.get_mechanism("expmec").solve(problem, delta=0.4).mapping.toarray()
+    p_b = joint.sum(axis=0) / joint.sum()
+    by_hand = sum(p_b[j] * X[i, j] * D[i, j] for i in range(5) for j in range(5))
+    assert by_hand == pytest.approx(0.4, abs=1e-9)

@@ -109,7 +109,30 @@ def test_theorem1(inner, method):
             assert s["distortion_bound"] == pytest.approx(delta + s["radius"])
             # releases only representatives
             rows = np.unique(X.tocoo().row)
-            assert set(rows.tolist()) <= set(mech.quantize(problem).centers.tolist())
+            q = mech.quantize(problem, 0)
+            assert set(rows.tolist()) <= set(q.centers.tolist())
+            _recompute_theorem1(problem, X, q, s)
+
+
+def _recompute_theorem1(problem, X, q, s) -> None:
+    """The reported radius, quantisation distortion and inner leakage, recomputed from the
+    problem's own distortion and the released mapping (not the mechanism's numbers)."""
+    D = problem.distortion.to_dense()
+    cols = np.arange(problem.n)
+    own_center = q.centers[q.labels]  # ψ(b_j)
+    live = problem.p_b > 0
+    assert s["radius"] == pytest.approx(D[own_center, cols][live].max(), abs=1e-12)
+    assert s["quantization_distortion"] == pytest.approx(
+        float(problem.p_b @ D[own_center, cols]), abs=1e-12)
+    # the inner problem: clusters as public values, representatives as outputs
+    joint = np.stack([np.bincount(q.labels, weights=row, minlength=q.centers.size)
+                      for row in problem.joint])
+    Xd = X.toarray()
+    first = np.array([np.flatnonzero(q.labels == c)[0] for c in range(q.centers.size)])
+    Q = Xd[np.ix_(q.centers, first)]  # column c: the release of cluster c
+    inner = pb.PrivacyProblem.from_arrays(joint=joint, distortion=D[np.ix_(q.centers, q.centers)])
+    assert s["inner_mi_bits"] == pytest.approx(M.mutual_information(inner, Q), abs=1e-10)
+    assert s["inner_distortion"] == pytest.approx(M.expected_distortion(inner, Q), abs=1e-10)
 
 
 def test_inner_objective_is_an_exact_solve_for_one_cluster():
