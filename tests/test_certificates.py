@@ -61,3 +61,47 @@ def test_the_toy_example_has_its_closed_form_at_the_extremes() -> None:
     top = float((D @ problem.p_b).min())
     free = pb.get_mechanism("sppm").solve(problem, top)
     assert mutual_information(problem, free.mapping) <= 1e-12 and free.stats["gap_bits"] == 0.0
+
+
+def _brute_force_optimum(problem: pb.PrivacyProblem, delta: float, starts: int = 40) -> float:
+    """min I(A; B̂) s.t. E[d] <= Δ by SLSQP from many random starts over the columns'
+    simplices: a solver path that shares nothing with cvxpy or SPPM (tiny n only)."""
+    import numpy as np
+    from scipy.optimize import minimize
+
+    n = problem.n
+    D = problem.distortion.to_dense()
+    rng = np.random.default_rng(0)
+
+    def unpack(z):
+        return z.reshape(n, n)
+
+    def leak(z):  # the search wanders off the simplex between steps: no validation here
+        X = np.clip(unpack(z), 0, None)
+        return pb.metrics.mutual_information_of_joint((X @ problem.joint.T).T)
+
+    cons = [{"type": "eq", "fun": lambda z, j=j: unpack(z)[:, j].sum() - 1.0} for j in range(n)]
+    cons.append({"type": "ineq", "fun": lambda z: delta - float(problem.p_b @ (unpack(z) * D).sum(axis=0))})
+    best = np.inf
+    for _ in range(starts):
+        z0 = rng.dirichlet(np.ones(n), size=n).T.ravel()
+        res = minimize(leak, z0, method="SLSQP", bounds=[(0, 1)] * (n * n), constraints=cons,
+                       options={"ftol": 1e-12, "maxiter": 500})
+        X = np.clip(unpack(res.x), 0, None)
+        X /= X.sum(axis=0, keepdims=True)
+        if float(problem.p_b @ (X * D).sum(axis=0)) <= delta + 1e-9:
+            best = min(best, mutual_information(problem, X))
+    return best
+
+
+@pytest.mark.parametrize(("joint", "D", "delta"), [
+    ([[0.5, 0.1], [0.1, 0.3]], [[0, 1], [1, 0]], 0.1),
+    ([[0.45, 0.05], [0.2, 0.3]], [[0, 1], [2, 0]], 0.15),
+    ([[0.3, 0.1, 0.05], [0.05, 0.2, 0.3]], [[0, 1, 2], [1, 0, 1], [2, 1, 0]], 0.3),
+])
+def test_the_reference_optimum_matches_a_brute_force_search(joint, D, delta) -> None:
+    problem = pb.PrivacyProblem.from_arrays(joint=joint, distortion=D)
+    ref = _reference(problem, delta)
+    brute = _brute_force_optimum(problem, delta)
+    assert brute == pytest.approx(ref, abs=1e-5)
+    assert ref <= brute + REF_TOL  # the convex solve is never beaten
