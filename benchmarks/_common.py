@@ -24,6 +24,8 @@ SPPM_ITERATIONS = 30
 #: the benchmark budget Δ, as a fraction of the distortion of the best constant mapping
 #: (at which zero leakage is reachable); makes one Δ meaningful on every data set
 BUDGET_FRACTION = 0.25
+#: solves timed in one sample of a time_* benchmark (noise on shared machines)
+SOLVES_PER_SAMPLE = 5
 #: leakage target for the "distortion needed" benchmarks, as a fraction of I(A;B)
 TARGET_FRACTION = 0.5
 #: bisection steps on Δ for the "distortion needed" benchmarks
