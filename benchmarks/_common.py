@@ -11,7 +11,6 @@ downloaded; without it those cases skip.
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,9 +163,6 @@ class MechanismOnDataset:
     """
 
     prepared = False
-    #: CPU time of the process (all its threads), not wall time: on a shared 2-core VM wall
-    #: time drifts by +-30% between two runs of identical code, CPU time far less
-    timer = staticmethod(time.process_time)
 
     def setup_cache(self) -> dict[str, Case]:
         return load_cases(list(DATASETS))
