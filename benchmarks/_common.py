@@ -40,10 +40,11 @@ MECHANISMS: dict[str, tuple[str, dict[str, Any]]] = {
     "identity": ("identity", {}),
     "expmec": ("expmec", {}),
     "optimal": ("optimal", {}),
-    **{f"sppm-{lp}": ("sppm", {"lp_backend": lp, "iterations": SPPM_ITERATIONS})
+    # one pricing thread: idle worker threads spin, and their CPU time would be noise
+    **{f"sppm-{lp}": ("sppm", {"lp_backend": lp, "iterations": SPPM_ITERATIONS, "threads": 1})
        for lp in ("mckp", "highs", "scipy", "glop", "pdlp", "cvxpy")},
     # SPPM's dual mode to a certified 1e-3 bits (the census/MovieLens path)
-    "sppm-dual": ("sppm", {"mode": "dual", "tol": 1e-3}),
+    "sppm-dual": ("sppm", {"mode": "dual", "tol": 1e-3, "threads": 1}),
 }
 #: label -> (dataset, params, needs real data)
 DATASETS: dict[str, tuple[str, dict[str, Any], bool]] = {
