@@ -9,12 +9,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ._common import SOLVES_PER_SAMPLE, Case, MechanismOnDataset
+from ._common import Case, MechanismOnDataset, seconds_per_solve
 
 
 class Solve(MechanismOnDataset):
-    """``time_solve`` / ``peakmem_solve``: one ``mechanism.run(problem, Δ)`` after an
-    untimed prepare; smaller is better."""
+    """``track_solve_seconds`` / ``peakmem_solve``: ``mechanism.run(problem, Δ)`` after an
+    untimed prepare and warm-up run; smaller is better."""
 
     params = (["expmec", "optimal", "sppm-highs", "sppm-dual"],
               ["synthetic-m4", "synthetic-m6", "synthetic-m8", "census", "movielens"])
@@ -23,16 +23,16 @@ class Solve(MechanismOnDataset):
 
     prepared = True
     #: CPU time of the process (all its threads), not wall time: on a shared 2-core VM wall
-    #: time drifts by +-30% between two runs of identical code, CPU time far less. (The LP
-    #: benchmarks keep wall time: OR-Tools solves in a worker process.)
+    #: time drifts by +-30% between two runs of identical code, CPU time far less. (The
+    #: OR-Tools LP benchmarks keep wall time: they solve in a worker process.)
     timer = staticmethod(time.process_time)
 
-    def time_solve(self, cases: dict[str, Case], mech: str, dataset: str) -> None:
-        """Seconds for SOLVES_PER_SAMPLE solves (``run``; prepared in setup): one sample
-        spans several solves, so a transient stall on a shared machine (``asv continuous
-        --quick`` takes one sample) moves it far less than it moves a 0.1 s solve."""
-        for _ in range(SOLVES_PER_SAMPLE):
-            self.mech.run(self.case.problem, self.case.delta)
+    def track_solve_seconds(self, cases: dict[str, Case], mech: str, dataset: str) -> float:
+        """CPU seconds per solve, the fastest of several samples (see
+        ``_common.seconds_per_solve``)."""
+        return seconds_per_solve(self.mech, self.case, self.timer)
+
+    track_solve_seconds.unit = "seconds"  # type: ignore[attr-defined]
 
     def peakmem_solve(self, cases: dict[str, Case], mech: str, dataset: str) -> Any:
         """Peak resident memory of the process around one solve (bytes)."""
