@@ -29,7 +29,7 @@ BUDGET_FRACTION = 0.25
 #: a solve-time sample repeats the solve until it spans this many seconds of its timer
 SAMPLE_SECONDS = 0.2
 #: samples per solve-time benchmark; the fastest is reported (see ``seconds_per_solve``)
-SAMPLES = 3
+SAMPLES = 5
 #: leakage target for the "distortion needed" benchmarks, as a fraction of I(A;B)
 TARGET_FRACTION = 0.5
 #: bisection steps on Δ for the "distortion needed" benchmarks
