@@ -187,3 +187,15 @@ def test_sppm_prepare_compiles_everything_the_timed_run_needs(dataset, params, d
     mech.run(problem, delta)
     after = _signatures()
     assert {k: v for k, v in after.items() if before.get(k, 0) != v} == {}
+
+
+@pytest.mark.parametrize("dataset, params", [
+    ("census", {"top_k": "all"}), ("movielens", {"top_k": 50}), ("csv", {"top_k": 8}),
+])
+def test_union_typed_parameters_accept_every_named_type(dataset: str, params: dict) -> None:
+    """``top_k: int | str``: the default's type is not the only one allowed (a regression:
+    ``census:top_k=all`` and ``movielens:top_k=50`` were refused at plan time)."""
+    cls = pb.PluginHost().datasets()[dataset]
+    assert cls.create(**params).top_k == params["top_k"]
+    with pytest.raises(pb.ValidationError, match="top_k must be"):
+        cls.create(top_k=[1])

@@ -8,6 +8,7 @@ is ``name[k=v,...]`` with sorted keys, which is also the key of a run.
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any, ClassVar
 
 from privbench.protocol.errors import PluginError, ValidationError
@@ -58,13 +59,29 @@ class Parametrized:
         }
 
     @classmethod
+    def _annotated_types(cls, key: str) -> set[str]:
+        """Type names in the parameter's annotation (``int | str`` -> {"int", "str"});
+        empty without one. Read as text, so annotations need not be importable."""
+        param = inspect.signature(cls.__init__).parameters.get(key)
+        if param is None or param.annotation is inspect.Parameter.empty:
+            return set()
+        text = param.annotation if isinstance(param.annotation, str) else str(param.annotation)
+        return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+
+    @classmethod
     def check_types(cls, params: dict[str, Any]) -> None:
         """Refuse a value whose type cannot match the parameter's default (``weight=abc``
-        where the default is a number), so third-party plugins get this check for free."""
+        where the default is a number), so third-party plugins get this check for free.
+        A value of a type the annotation names is accepted (``top_k: int | str = "all"``
+        takes 300)."""
         defaults = cls.param_defaults()
         for key, value in params.items():
             default = defaults.get(key)
             if default is None or value is None or isinstance(value, type(default)):
+                continue
+            named = cls._annotated_types(key)
+            if "Any" in named or type(value).__name__ in named or (
+                    "float" in named and isinstance(value, int) and not isinstance(value, bool)):
                 continue
             numeric = isinstance(default, int | float) and not isinstance(default, bool)
             if numeric and isinstance(value, int | float) and not isinstance(value, bool):
