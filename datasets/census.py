@@ -23,8 +23,9 @@ import pandas as pd
 import privbench as pb
 
 from . import _files
-from ._alphabet import build_alphabet, one_hot, parse_top_k, prior_summary
+from ._alphabet import one_hot, parse_top_k, prior_summary
 from ._common import AttributeTableMixin, FileBackedAdapter, check_choice, symbols_from_codes
+from ._sampling import RowSampledMixin, sample_alphabet
 
 #: the 15 columns of adult.data / adult.test (adult.names)
 COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
@@ -133,7 +134,7 @@ def _categories(values: pd.Series) -> list[str]:
     return out + ([MISSING] if (values == MISSING).any() else [])
 
 
-class Census(AttributeTableMixin, FileBackedAdapter):
+class Census(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
     name = "census"
     description = ("UCI Adult: 7 public attributes, private income > 50K, top-K profiles, "
                    "Hamming distortion")
@@ -145,12 +146,19 @@ class Census(AttributeTableMixin, FileBackedAdapter):
     test_parameters = {"top_k": [20]}
 
     def __init__(self, top_k: int | str = 300, split: str = "both", missing: str = "drop",
-                 data_dir: str | None = None, download: bool = True) -> None:
+                 data_dir: str | None = None, download: bool = True, holdout: float = 0.0,
+                 holdout_seed: int = 0, design_fraction: float = 1.0, prior: str = "empirical",
+                 smoothing: float = 1.0) -> None:
         self.top_k = top_k
         self.split = split
         self.missing = missing
         self.data_dir = data_dir
         self.download = download
+        self.holdout = holdout
+        self.holdout_seed = holdout_seed
+        self.design_fraction = design_fraction
+        self.prior = prior
+        self.smoothing = smoothing
 
     def file_spec(self) -> _files.FileSpec:
         split = check_choice(self.name, "split", self.split, tuple(SPLITS))
@@ -180,6 +188,7 @@ class Census(AttributeTableMixin, FileBackedAdapter):
     def load(self) -> pb.PrivacyProblem:
         top_k = parse_top_k(self.top_k, dataset=self.name)
         missing = check_choice(self.name, "missing", self.missing, ("drop", "keep"))
+        sampling = self.sampling()
         frame, source = self.read_frame()
         frame.insert(0, "age_decade", age_decade(frame["age"]))
         public = frame[list(ATTRIBUTES)]
@@ -197,17 +206,19 @@ class Census(AttributeTableMixin, FileBackedAdapter):
                 f"census: every row kept has income {PRIVATE_LABELS[int(private[0])]}; the "
                 "private attribute needs at least two values for there to be anything to "
                 "protect")
-        alphabet = build_alphabet(codes, private, 2, top_k, dataset=self.name)
+        sampled = sample_alphabet(codes, private, 2, top_k, sampling, dataset=self.name)
+        alphabet, design = sampled.alphabet, sampled.design
         if alphabet.counts.sum() == 0:
             raise pb.DataError("census: the alphabet is empty after filtering")
-        records = frame.copy()
-        records["private"] = private
+        records = frame.iloc[design].reset_index(drop=True)
+        records["private"] = private[design]
         records["symbol"] = alphabet.symbol
         split = check_choice(self.name, "split", self.split, tuple(SPLITS))
         name = f"census[top_k={top_k if top_k is not None else 'all'}"
         name += (f",split={split}" if split != "both" else "") + (
-            f",missing={missing}" if missing != "drop" else "") + "]"
-        joint = alphabet.counts.astype(float)
+            f",missing={missing}" if missing != "drop" else "") + sampling.label() + "]"
+        joint = sampled.joint
+        features = one_hot(codes, [len(v) for v in labels])
         meta: dict[str, Any] = {
             "source": source.to_dict()["location"], "origin": source.origin,
             "files": ", ".join(source.describe(m) for m in source.paths),
@@ -217,6 +228,7 @@ class Census(AttributeTableMixin, FileBackedAdapter):
             "rows_with_missing": dropped,
             "rows_dropped": dropped if missing == "drop" else 0,
             **prior_summary(joint, alphabet),
+            **sampled.meta(),
         }
         return pb.PrivacyProblem.from_arrays(
             joint=joint,
@@ -225,10 +237,11 @@ class Census(AttributeTableMixin, FileBackedAdapter):
             attributes=ATTRIBUTES,
             private_labels=PRIVATE_LABELS,
             records=records,
-            features=one_hot(codes, [len(v) for v in labels]),
+            features=features[design],
             name=name,
             meta=meta,
-            coding=pb.ProfileCoding(labels, alphabet.codes, codes),
+            coding=pb.ProfileCoding(labels, alphabet.codes, codes[design]),
+            holdout=sampled.holdout_part(frame, private, features),
         )
 
 

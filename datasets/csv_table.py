@@ -25,8 +25,9 @@ import pandas as pd
 
 import privbench as pb
 
-from ._alphabet import build_alphabet, check_private, one_hot, parse_top_k, prior_summary
+from ._alphabet import check_private, one_hot, parse_top_k, prior_summary
 from ._common import AttributeTableMixin, check_choice
+from ._sampling import RowSampledMixin, sample_alphabet
 
 DISTORTIONS = ("hamming", "l1", "l2", "sq_l2")
 MISSING_MARKERS = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "?")
@@ -86,7 +87,7 @@ def _bins(value: Any, public: list[str]) -> dict[str, int]:
     return out
 
 
-class CSVTable(AttributeTableMixin, pb.DatasetAdapter):
+class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
     name = "csv"
     description = "your own table: a private column, public columns, a distortion"
     source = "a delimited text file you provide (path=...)"
@@ -96,7 +97,14 @@ class CSVTable(AttributeTableMixin, pb.DatasetAdapter):
                  public: list[str] | str | None = None, bins: Any = None,
                  bin_strategy: str = "quantile", top_k: int | str = "all",
                  distortion: str = "hamming", missing: str = "drop", sep: str = ",",
-                 encoding: str = "utf-8") -> None:
+                 encoding: str = "utf-8", holdout: float = 0.0, holdout_seed: int = 0,
+                 design_fraction: float = 1.0, prior: str = "empirical",
+                 smoothing: float = 1.0) -> None:
+        self.holdout = holdout
+        self.holdout_seed = holdout_seed
+        self.design_fraction = design_fraction
+        self.prior = prior
+        self.smoothing = smoothing
         self.path = path
         self.private = private
         self.public = public
@@ -168,6 +176,7 @@ class CSVTable(AttributeTableMixin, pb.DatasetAdapter):
         strategy = check_choice(self.name, "bin_strategy", self.bin_strategy,
                                 ("quantile", "uniform"))
         top_k = parse_top_k(self.top_k, dataset=self.name)
+        sampling = self.sampling()
         if not self.private or not isinstance(self.private, str):
             raise pb.ValidationError("csv: private=COLUMN is required (the attribute to hide)")
         frame = self.read()
@@ -185,7 +194,9 @@ class CSVTable(AttributeTableMixin, pb.DatasetAdapter):
             values.append(v)
             value_labels.append(lab)
         code_matrix = np.column_stack(codes)
-        alphabet = build_alphabet(code_matrix, private, len(labels), top_k, dataset=self.name)
+        sampled = sample_alphabet(code_matrix, private, len(labels), top_k, sampling,
+                                  dataset=self.name)
+        alphabet, design = sampled.alphabet, sampled.design
         if distortion == "hamming":
             points = alphabet.codes
             features = one_hot(code_matrix, [len(v) for v in value_labels])
@@ -193,10 +204,10 @@ class CSVTable(AttributeTableMixin, pb.DatasetAdapter):
             points = np.column_stack([values[k][alphabet.codes[:, k]]
                                       for k in range(len(public))])
             features = np.column_stack([values[k][code_matrix[:, k]] for k in range(len(public))])
-        records = frame.copy()
-        records["private"] = private
+        records = frame.iloc[design].reset_index(drop=True)
+        records["private"] = private[design]
         records["symbol"] = alphabet.symbol
-        joint = alphabet.counts.astype(float)
+        joint = sampled.joint
         return pb.PrivacyProblem.from_arrays(
             joint=joint,
             distortion=pb.FeatureDistortion(points, distortion),
@@ -205,13 +216,14 @@ class CSVTable(AttributeTableMixin, pb.DatasetAdapter):
             attributes=public,
             private_labels=labels,
             records=records,
-            features=features,
-            name=f"csv[{Path(str(self.path)).name}]",
+            features=features[design],
+            name=f"csv[{Path(str(self.path)).name}{sampling.label()}]",
             meta={"source": str(Path(str(self.path)).expanduser()), "private": private_col,
                   "public": ", ".join(public), "distortion": distortion, "missing": missing,
                   "rows_dropped": dropped, "top_k": top_k if top_k is not None else "all",
-                  **prior_summary(joint, alphabet)},
-            coding=pb.ProfileCoding(value_labels, alphabet.codes, code_matrix),
+                  **prior_summary(joint, alphabet), **sampled.meta()},
+            coding=pb.ProfileCoding(value_labels, alphabet.codes, code_matrix[design]),
+            holdout=sampled.holdout_part(frame, private, features),
         )
 
     def _columns(self, columns: list[str]) -> tuple[str, list[str]]:

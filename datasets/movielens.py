@@ -32,8 +32,9 @@ import scipy.sparse as sp
 import privbench as pb
 
 from . import _files
-from ._alphabet import build_alphabet, parse_top_k, prior_summary
+from ._alphabet import parse_top_k, prior_summary
 from ._common import AttributeTableMixin, FileBackedAdapter, read_table
+from ._sampling import RowSampledMixin, sample_alphabet
 
 GROUPLENS = "https://files.grouplens.org/datasets/movielens"
 REMOTES = {
@@ -169,7 +170,7 @@ def _check_ids(frame: pd.DataFrame, column: str, where: str, what: str) -> None:
                            f"{int(row[column])}")
 
 
-class MovieLens(AttributeTableMixin, FileBackedAdapter):
+class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
     name = "movielens"
     description = ("MovieLens 100K/1M: top-6 genre profile (binary), private gender, "
                    "Hamming distortion")
@@ -182,12 +183,19 @@ class MovieLens(AttributeTableMixin, FileBackedAdapter):
     test_parameters = {"variant": ["100k"], "top_genres": [3]}
 
     def __init__(self, variant: str = "100k", top_genres: int = 6, top_k: int | str = "all",
-                 data_dir: str | None = None, download: bool = True) -> None:
+                 data_dir: str | None = None, download: bool = True, holdout: float = 0.0,
+                 holdout_seed: int = 0, design_fraction: float = 1.0, prior: str = "empirical",
+                 smoothing: float = 1.0) -> None:
         self.variant = variant
         self.top_genres = top_genres
         self.top_k = top_k
         self.data_dir = data_dir
         self.download = download
+        self.holdout = holdout
+        self.holdout_seed = holdout_seed
+        self.design_fraction = design_fraction
+        self.prior = prior
+        self.smoothing = smoothing
 
     def _variant(self) -> str:
         value = str(self.variant).strip().lower().removeprefix("ml-")
@@ -216,6 +224,7 @@ class MovieLens(AttributeTableMixin, FileBackedAdapter):
             raise pb.ValidationError(
                 f"movielens: top_genres must be a positive integer; got {top!r}")
         top_k = parse_top_k(self.top_k, dataset=self.name)
+        sampling = self.sampling()
         source = self.locate()
         data = _read_100k(source) if variant == "100k" else _read_1m(source)
         users, items, ratings = data["users"], data["items"], data["ratings"]
@@ -241,14 +250,17 @@ class MovieLens(AttributeTableMixin, FileBackedAdapter):
                 f"movielens: every user with ratings in {users_file} has gender "
                 f"{GENDERS[int(private[0])] if len(private) else '(none)'}; the private "
                 "attribute needs two values")
-        alphabet = build_alphabet(bits, private, len(GENDERS), top_k, dataset=self.name)
-        records = users.drop(columns=["line"]).copy()
-        records["n_ratings"] = n_ratings[active]
-        records["private"] = private
+        sampled = sample_alphabet(bits, private, len(GENDERS), top_k, sampling,
+                                  dataset=self.name)
+        alphabet, design = sampled.alphabet, sampled.design
+        rows = users.drop(columns=["line"]).copy()
+        rows["n_ratings"] = n_ratings[active]
+        records = rows.iloc[design].reset_index(drop=True)
+        records["private"] = private[design]
         records["symbol"] = alphabet.symbol
-        joint = alphabet.counts.astype(float)
+        joint = sampled.joint
         name = f"movielens[variant={variant},top_genres={top}"
-        name += (f",top_k={top_k}" if top_k is not None else "") + "]"
+        name += (f",top_k={top_k}" if top_k is not None else "") + sampling.label() + "]"
         preferences = pd.DataFrame(pref[active], columns=list(names),
                                    index=pd.Index(users["user_id"], name="user_id"))
         meta = {
@@ -260,6 +272,7 @@ class MovieLens(AttributeTableMixin, FileBackedAdapter):
             "n_ratings": int(len(ratings)), "n_movies": int(len(items)),
             "users_without_ratings": int((~active).sum()),
             **prior_summary(joint, alphabet),
+            **sampled.meta(),
         }
         return pb.PrivacyProblem.from_arrays(
             joint=joint,
@@ -269,10 +282,11 @@ class MovieLens(AttributeTableMixin, FileBackedAdapter):
             attributes=names,
             private_labels=GENDERS,
             records=records,
-            features=bits.astype(float),
+            features=bits[design].astype(float),
             name=name,
             meta=meta,
-            coding=pb.ProfileCoding([[0, 1]] * len(names), alphabet.codes, bits),
+            coding=pb.ProfileCoding([[0, 1]] * len(names), alphabet.codes, bits[design]),
+            holdout=sampled.holdout_part(rows, private, bits.astype(float)),
             ratings=pb.Ratings(
                 ratings.drop(columns=["line"]).reset_index(drop=True),
                 pd.DataFrame(data["item_genres"], columns=list(names),

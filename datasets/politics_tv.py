@@ -32,8 +32,9 @@ from scipy.special import expit, logit
 
 import privbench as pb
 
-from ._alphabet import build_alphabet, check_private, parse_top_k, prior_summary
+from ._alphabet import check_private, parse_top_k, prior_summary
 from ._common import check_choice, read_table
+from ._sampling import RowSampledMixin, RowSampling, sample_alphabet
 
 DEMOGRAPHICS = ("age", "gender", "state", "politics")
 DISTORTIONS = ("hamming", "l1", "l2", "sq_l2")
@@ -68,7 +69,7 @@ def most_seen(ratings: np.ndarray, k: int | None) -> np.ndarray:
 
 def survey_problem(frame: pd.DataFrame, show_names: list[str], *, ratings: str, shows: Any,
                    top_k: Any, distortion: Any, dataset: str, name: str,
-                   meta: dict[str, Any]) -> pb.PrivacyProblem:
+                   meta: dict[str, Any], sampling: RowSampling | None = None) -> pb.PrivacyProblem:
     """The prior p(politics, ratings of the chosen shows) of a survey table."""
     ratings = check_choice(dataset, "ratings", ratings, ("binary", "stars"))
     metric = "hamming" if ratings == "binary" else "l2"
@@ -82,12 +83,15 @@ def survey_problem(frame: pd.DataFrame, show_names: list[str], *, ratings: str, 
     if ratings == "binary":
         public = (public >= 4).astype(np.int64)
     private, labels = check_private(frame["politics"], dataset=dataset, column="politics")
-    alphabet = build_alphabet(public, private, len(labels), top, dataset=dataset)
-    records = frame.drop(columns=["line"], errors="ignore").copy()
-    records.insert(0, "user_id", np.arange(1, len(frame) + 1))
-    records["private"] = private
+    sampling = sampling or RowSampling()
+    sampled = sample_alphabet(public, private, len(labels), top, sampling, dataset=dataset)
+    alphabet, design = sampled.alphabet, sampled.design
+    rows = frame.drop(columns=["line"], errors="ignore").copy()
+    rows.insert(0, "user_id", np.arange(1, len(frame) + 1))
+    records = rows.iloc[design].reset_index(drop=True)
+    records["private"] = private[design]
     records["symbol"] = alphabet.symbol
-    joint = alphabet.counts.astype(float)
+    joint = sampled.joint
     users, items = np.nonzero(stars)
     long = pd.DataFrame({"user_id": users + 1, "item_id": items + 1,
                          "rating": stars[users, items]})
@@ -99,13 +103,16 @@ def survey_problem(frame: pd.DataFrame, show_names: list[str], *, ratings: str, 
         attributes=chosen_names,
         private_labels=labels,
         records=records,
-        features=public.astype(float),
-        name=name,
+        features=public[design].astype(float),
+        name=name[:-1] + sampling.label() + "]",
         meta={**meta, "ratings": ratings, "shows": "all" if k_shows is None else f"top{k_shows}",
               "distortion": metric, "top_k": top if top is not None else "all",
-              "chosen_shows": ", ".join(chosen_names), **prior_summary(joint, alphabet)},
+              "chosen_shows": ", ".join(chosen_names), **prior_summary(joint, alphabet),
+              **sampled.meta()},
         coding=pb.ProfileCoding([sorted(set(public[:, j].tolist())) or [0]
-                                 for j in range(public.shape[1])], alphabet.codes, public),
+                                 for j in range(public.shape[1])], alphabet.codes,
+                                public[design]),
+        holdout=sampled.holdout_part(rows, private, public.astype(float)),
         # coordinate j of a profile is show chosen[j] (item_id = column index + 1)
         ratings=pb.Ratings(long, pd.DataFrame(
             (np.arange(1, len(show_names) + 1)[:, None] == (chosen + 1)[None, :]).astype(float),
@@ -167,7 +174,7 @@ def read_survey(path: Path) -> tuple[pd.DataFrame, list[str]]:
     return frame, show_names
 
 
-class PoliticsTV(pb.DatasetAdapter):
+class PoliticsTV(RowSampledMixin, pb.DatasetAdapter):
     name = "politics_tv"
     description = ("Politics-and-TV survey from a user's file: TV ratings public, "
                    "politics private")
@@ -180,12 +187,19 @@ class PoliticsTV(pb.DatasetAdapter):
                 "data. IEEE GlobalSIP 2013.")
 
     def __init__(self, path: str | None = None, ratings: str = "binary", shows: str = "top5",
-                 top_k: int | str = "all", distortion: str | None = None) -> None:
+                 top_k: int | str = "all", distortion: str | None = None,
+                 holdout: float = 0.0, holdout_seed: int = 0, design_fraction: float = 1.0,
+                 prior: str = "empirical", smoothing: float = 1.0) -> None:
         self.path = path
         self.ratings = ratings
         self.shows = shows
         self.top_k = top_k
         self.distortion = distortion
+        self.holdout = holdout
+        self.holdout_seed = holdout_seed
+        self.design_fraction = design_fraction
+        self.prior = prior
+        self.smoothing = smoothing
 
     def load(self) -> pb.PrivacyProblem:
         if not self.path:
@@ -201,7 +215,8 @@ class PoliticsTV(pb.DatasetAdapter):
         return survey_problem(frame, show_names, ratings=self.ratings, shows=self.shows,
                               top_k=self.top_k, distortion=self.distortion, dataset=self.name,
                               name=f"politics_tv[{tag}]",
-                              meta={"source": str(path), "surrogate": False})
+                              meta={"source": str(path), "surrogate": False},
+                              sampling=self.sampling())
 
     def info(self) -> dict[str, Any]:
         data = super().info()
@@ -386,7 +401,7 @@ def generate_survey(seed: int = 0, n_users: int = 1218, n_democrats: int = 744
     return frame, design["name"].tolist(), design
 
 
-class PoliticsTVSurrogate(pb.DatasetAdapter):
+class PoliticsTVSurrogate(RowSampledMixin, pb.DatasetAdapter):
     name = "politics_tv_surrogate"
     description = ("SURROGATE Politics-and-TV: seeded generator calibrated to the paper's "
                    "statistics (not the real survey)")
@@ -398,7 +413,9 @@ class PoliticsTVSurrogate(pb.DatasetAdapter):
 
     def __init__(self, seed: int = 0, ratings: str = "binary", shows: str = "top5",
                  top_k: int | str = "all", distortion: str | None = None,
-                 n_users: int = 1218, n_democrats: int = 744) -> None:
+                 n_users: int = 1218, n_democrats: int = 744, holdout: float = 0.0,
+                 holdout_seed: int = 0, design_fraction: float = 1.0, prior: str = "empirical",
+                 smoothing: float = 1.0) -> None:
         self.seed = seed
         self.ratings = ratings
         self.shows = shows
@@ -406,6 +423,11 @@ class PoliticsTVSurrogate(pb.DatasetAdapter):
         self.distortion = distortion
         self.n_users = n_users
         self.n_democrats = n_democrats
+        self.holdout = holdout
+        self.holdout_seed = holdout_seed
+        self.design_fraction = design_fraction
+        self.prior = prior
+        self.smoothing = smoothing
 
     def _check(self) -> None:
         for param in ("seed", "n_users", "n_democrats"):
@@ -443,7 +465,8 @@ class PoliticsTVSurrogate(pb.DatasetAdapter):
                   "surrogate": True, "seed": self.seed,
                   "calibration_kappa": float(design["kappa"].iloc[0]),
                   "target_mi_bits": TARGET_MI_BITS,
-                  "target_map_accuracy": TARGET_MAP_ACCURACY})
+                  "target_map_accuracy": TARGET_MAP_ACCURACY},
+            sampling=self.sampling())
         return dataclasses.replace(problem, catalog=pb.Catalog(
             {**problem.catalog.tables, "surrogate_design": design}))
 

@@ -37,7 +37,7 @@ from privbench.protocol.mechanism import (
     validate_mapping,
 )
 from privbench.protocol.metric import Metric
-from privbench.protocol.parts import Catalog, ProfileCoding, Ratings, Targets
+from privbench.protocol.parts import Catalog, Holdout, ProfileCoding, Ratings, Targets
 from privbench.protocol.problem import PrivacyProblem
 from privbench.running.guards import RunTimeout
 from privbench.running.runner import execute_run, failed_record
@@ -55,6 +55,7 @@ __all__ = [
     "Distortion",
     "Executor",
     "FeatureDistortion",
+    "Holdout",
     "InvalidMappingError",
     "LPBackend",
     "LPSolution",

@@ -12,6 +12,7 @@ know which data set produced a part.
 ``ratings``    who rated which item how, and what each item counts toward (:class:`Ratings`)
 ``targets``    the labels a record mechanism keeps or hides (:class:`Targets`)
 ``catalog``    descriptive tables of the data set (:class:`Catalog`)
+``holdout``    users the prior was not estimated from (:class:`Holdout`)
 =============  ================================================================
 """
 
@@ -27,7 +28,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-PARTS = ("records", "features", "coding", "ratings", "targets", "catalog")
+PARTS = ("records", "features", "coding", "ratings", "targets", "catalog", "holdout")
 
 
 def _readonly(value: Any) -> Any:
@@ -99,3 +100,29 @@ class Catalog(Part):
     for reports and users; no metric depends on them."""
 
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Holdout(Part):
+    """Held-out users: drawn from the data set like the design users, but left out of
+    the prior, so a mapping designed on the prior can be evaluated on people it never saw.
+
+    :param joint: (|A|, n) counts of held-out users per private value and design symbol
+        (users whose profile is outside the design alphabet are not in it).
+    :param records: one row per held-out user, with ``private`` and ``symbol`` (-1 when
+        the profile is outside the design alphabet) as in ``PrivacyProblem.records``.
+    :param features: the held-out users' rows of the feature matrix, when there is one.
+    """
+
+    joint: np.ndarray
+    records: pd.DataFrame
+    features: np.ndarray | None = None
+
+    @property
+    def n_users(self) -> int:
+        return int(len(self.records))
+
+    @property
+    def n_outside(self) -> int:
+        """Held-out users whose profile is not in the design alphabet."""
+        return int((self.records["symbol"].to_numpy() < 0).sum())

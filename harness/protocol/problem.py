@@ -13,7 +13,7 @@ import numpy as np
 from privbench.protocol.distortion import Distortion, as_distortion
 from privbench.protocol.errors import ValidationError
 from privbench.protocol.information import mutual_information_of_joint
-from privbench.protocol.parts import PARTS, Catalog, ProfileCoding, Ratings, Targets
+from privbench.protocol.parts import PARTS, Catalog, Holdout, ProfileCoding, Ratings, Targets
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -75,6 +75,7 @@ class PrivacyProblem:
     ratings: Ratings | None = None
     targets: Targets | None = None
     catalog: Catalog | None = None
+    holdout: Holdout | None = None
 
     @classmethod
     def from_arrays(
@@ -93,6 +94,7 @@ class PrivacyProblem:
         ratings: Ratings | None = None,
         targets: Targets | None = None,
         catalog: Catalog | None = None,
+        holdout: Holdout | None = None,
     ) -> PrivacyProblem:
         """Build a validated problem from a pmf (or counts) and a distortion.
 
@@ -122,6 +124,7 @@ class PrivacyProblem:
             ratings=ratings,
             targets=targets,
             catalog=catalog,
+            holdout=holdout,
         )
 
     def missing_parts(self, needs: tuple[str, ...] | frozenset[str]) -> list[str]:
@@ -134,7 +137,7 @@ class PrivacyProblem:
         changes: dict[str, Any] = {"meta": copy.deepcopy(self.meta)}
         if self.records is not None:
             changes["records"] = self.records.copy()
-        for name in ("coding", "ratings", "targets", "catalog"):
+        for name in ("coding", "ratings", "targets", "catalog", "holdout"):
             part = getattr(self, name)
             if part is not None:
                 changes[name] = part.for_run()

@@ -37,20 +37,28 @@ def _roc_dict(fpr: np.ndarray, tpr: np.ndarray) -> dict[str, list[float]]:
     return {"fpr": np.round(fpr, 5).tolist(), "tpr": np.round(tpr, 5).tolist()}
 
 
-def exact_roc(joint_out: np.ndarray, positive: int = -1) -> tuple[np.ndarray, np.ndarray, float]:
+def exact_roc(joint_out: np.ndarray, positive: int = -1,
+              scorer: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """ROC and AUC of the detector that scores an output b̂ by p(a+ | b̂).
 
-    :param joint_out: p(a, b̂), shape (|A|, m). Outputs with equal scores form one step,
-        so ties are counted half, as the trapezoid does.
+    :param joint_out: p(a, b̂), shape (|A|, m), of the users attacked. Outputs with equal
+        scores form one step, so ties are counted half, as the trapezoid does.
+    :param scorer: the p(a, b̂) the adversary believes (the design prior's, when the
+        users attacked are held out); ``joint_out`` itself when omitted. An output the
+        scorer gives no mass gets the scorer's overall share of a+.
     """
     P = np.asarray(joint_out, dtype=float)
     P = P / P.sum()
+    S = P if scorer is None else np.asarray(scorer, dtype=float)
+    s_pos = S[positive]
+    s_mass = S.sum(axis=0)
+    fallback = s_pos.sum() / max(s_mass.sum(), 1e-300)
+    belief = np.divide(s_pos, s_mass, out=np.full(s_mass.shape, fallback), where=s_mass > 0)
     pos = P[positive]
     neg = P.sum(axis=0) - pos
-    mass = pos + neg
-    live = mass > 0
-    pos, neg, mass = pos[live], neg[live], mass[live]
-    score = np.round(pos / mass, 12)
+    live = (pos + neg) > 0
+    pos, neg = pos[live], neg[live]
+    score = np.round(belief[live], 12)
     uniq, inv = np.unique(-score, return_inverse=True)  # descending scores
     pos_bins = np.bincount(inv, weights=pos, minlength=uniq.size)
     neg_bins = np.bincount(inv, weights=neg, minlength=uniq.size)
@@ -60,10 +68,17 @@ def exact_roc(joint_out: np.ndarray, positive: int = -1) -> tuple[np.ndarray, np
     return fpr, tpr, auc
 
 
-def map_accuracy(joint_out: np.ndarray) -> float:
-    """Accuracy of the MAP detector argmax_a p(a | y): Σ_y max_a p(a, y)."""
+def map_accuracy(joint_out: np.ndarray, scorer: np.ndarray | None = None) -> float:
+    """Accuracy of the MAP detector argmax_a p(a | y): Σ_y max_a p(a, y).
+
+    With ``scorer`` the detector guesses argmax_a of the scorer's p(a, y) (what the
+    adversary believes) and is scored on ``joint_out`` (the users attacked).
+    """
     P = np.asarray(joint_out, dtype=float)
-    return float(P.max(axis=0).sum() / P.sum())
+    if scorer is None:
+        return float(P.max(axis=0).sum() / P.sum())
+    guess = np.asarray(scorer, dtype=float).argmax(axis=0)
+    return float(P[guess, np.arange(P.shape[1])].sum() / P.sum())
 
 
 class PosteriorAttack(pb.Metric):
@@ -151,6 +166,7 @@ class _ClassifierAttack(pb.Metric):
         folds = int(min(self.folds, np.bincount(y).min()))
         if folds < 2:
             return {f"{p}_error": "too few records of some private value for 2-fold CV"}
+        raw = X
         if categorical and self.one_hot:
             X = _one_hot(X)
         cv = StratifiedKFold(n_splits=folds, shuffle=True,
@@ -161,13 +177,48 @@ class _ClassifierAttack(pb.Metric):
         fpr, tpr, _ = roc_curve(y == pos, proba[:, pos])
         auc = float(roc_auc_score(y, proba[:, 1]) if classes.size == 2
                     else roc_auc_score(y, proba, multi_class="ovr"))
-        return {
+        out = {
             f"{p}_auc": auc,
             f"{p}_roc": _roc_dict(fpr, tpr),
             f"{p}_accuracy": float(np.mean(proba.argmax(axis=1) == y)),
             f"{p}_records": int(y.size),
             f"{p}_folds": folds,
         }
+        if problem.holdout is not None and result.mapping is not None and codes is not None:
+            out.update(self._holdout(problem, result, rng, raw, y, classes, codes))
+        return out
+
+    def _holdout(self, problem: pb.PrivacyProblem, result: pb.MechanismResult,
+                 rng: np.random.Generator, X: Any, y: np.ndarray, classes: np.ndarray,
+                 codes: np.ndarray) -> dict[str, Any]:
+        """Train on every released design record (``X``: their symbol codes), test on
+        released held-out records (held-out users outside the design alphabet have no
+        symbol and are left out)."""
+        from sklearn.metrics import roc_auc_score
+
+        p = self.prefix
+        recs = problem.holdout.records
+        recs = recs[recs["symbol"].to_numpy() >= 0]
+        recs = recs[np.isin(recs["private"].to_numpy(), classes)]
+        if len(recs) == 0:
+            return {f"{p}_holdout_error": "no held-out user is in the alphabet"}
+        if self.max_records and len(recs) > self.max_records:
+            recs = recs.iloc[np.sort(rng.choice(len(recs), self.max_records, replace=False))]
+        released = sample_release(result.mapping, recs["symbol"].to_numpy(), rng)
+        X_test = codes[released]
+        y_test = np.searchsorted(classes, recs["private"].to_numpy())
+        if self.one_hot:  # one encoding for both sets, so the columns agree
+            both = _one_hot(np.vstack([X, X_test]))
+            X, X_test = both[: y.size], both[y.size:]
+        model = self._model(True, codes).fit(X, y)
+        proba = model.predict_proba(X_test)
+        out = {f"{p}_holdout_accuracy": float(np.mean(proba.argmax(axis=1) == y_test)),
+               f"{p}_holdout_records": int(y_test.size)}
+        if np.unique(y_test).size == classes.size:
+            out[f"{p}_holdout_auc"] = float(
+                roc_auc_score(y_test, proba[:, 1]) if classes.size == 2
+                else roc_auc_score(y_test, proba, multi_class="ovr"))
+        return out
 
 
 class NaiveBayesAttack(_ClassifierAttack):

@@ -26,6 +26,7 @@ from privbench.results.pareto import default_targets, pick_reference, summarise
 from privbench.results.views import curves_of, load_runs
 
 from . import _figures as figs
+from . import _holdout_figures as held
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
@@ -228,9 +229,14 @@ def build_report(db_path: Path, out_dir: Path) -> tuple[Path, list[Path]]:
                             f"Figure 5 analogue: mapping behaviour, {instance}")
             page.figure(figs.support_histogram(g, instance), f"{slug}-fig7-support",
                         f"Figure 7 analogue: support sizes, {instance}")
+            page.figure(held.design_vs_holdout(g, instance), f"{slug}-holdout",
+                        f"Held-out users: design vs held-out leakage against Δ, {instance}")
             _tradeoff_section(page, g)
             _table1_section(page, g)
             _rmse_section(page, g)
+        for base, png in held.learning_curves(ok):
+            page.figure(png, f"{_slug(base)}-learning-curve",
+                        f"Learning curve: held-out leakage against design size, {base}")
         bad = runs[runs["status"] != "ok"]
         if not bad.empty:
             page.add(f"<p class=bad>{len(bad)} run(s) of {html.escape(adapter)} not ok: "
