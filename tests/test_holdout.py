@@ -271,3 +271,24 @@ def test_classifier_attacks_test_on_held_out_records() -> None:
         assert 0.0 <= m[f"{p}_holdout_auc"] <= 1.0
         assert 0.0 <= m[f"{p}_holdout_accuracy"] <= 1.0
         assert m[f"{p}_holdout_records"] == m["holdout_users"] - m["holdout_outside"]
+
+
+def test_plugin_bias_is_miller_madow() -> None:
+    from privbench.plugins.metrics.holdout import plugin_bias_bits
+
+    counts = np.array([[3.0, 1.0, 0.0], [2.0, 4.0, 0.0]])  # 10 users, 2 values of A
+    released = np.array([[0.3, 0.1, 0.0], [0.2, 0.4, 0.0]])  # 2 reachable outputs
+    assert plugin_bias_bits(counts, released) == pytest.approx(1 * 1 / (2 * 10 * np.log(2)))
+    # independent A and B: the plug-in leakage of many small samples averages near it
+    rng = np.random.default_rng(0)
+    n, users = 6, 400
+    shows = []
+    for _ in range(300):
+        a = rng.integers(0, 2, users)
+        b = rng.integers(0, n, users)
+        table = np.zeros((2, n))
+        np.add.at(table, (a, b), 1.0)
+        shows.append(pb.metrics.mutual_information(
+            pb.PrivacyProblem.from_arrays(table, np.ones((n, n)) - np.eye(n)), np.eye(n)))
+    expected = plugin_bias_bits(np.ones((2, n)) * users / (2 * n), np.ones((2, n)))
+    assert np.mean(shows) == pytest.approx(expected, rel=0.15)

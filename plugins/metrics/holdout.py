@@ -2,9 +2,11 @@
 it never saw (data sets with ``holdout=F``; see :mod:`privbench.datasets._sampling`).
 
 * ``holdout_leakage`` (default): I(A; B̂) and E[d(B, B̂)] under the held-out users' joint,
-  the design-to-held-out gap of the leakage, and how many held-out users there were
+  the design-to-held-out gap of the leakage, how many held-out users there were
   (``holdout_outside``: those whose profile is not in the design alphabet, who are
-  outside the problem like design users outside ``top_k``).
+  outside the problem like design users outside ``top_k``), and
+  ``holdout_mi_bias_bits``: the leakage N held-out users show by sampling alone (the
+  plug-in estimate is biased upwards; read the held-out leakage against it).
 * ``holdout_attack`` (default): the exact posterior adversary built from the design
   prior and the mapping (what a deployer's adversary would know) applied to held-out
   users: ROC AUC and MAP accuracy, computed from the distributions with no sampling.
@@ -35,6 +37,21 @@ def held_out_problem(problem: pb.PrivacyProblem) -> pb.PrivacyProblem | None:
                                          name=f"{problem.name} (held out)")
 
 
+def plugin_bias_bits(counts: np.ndarray, released: np.ndarray) -> float:
+    """Miller-Madow's first-order bias of a plug-in I(A; B̂) from N users:
+    (|A| - 1)(m - 1) / (2 N ln 2) bits, m the outputs the held-out users can reach.
+
+    The leakage a sample of N users shows on average when A and B̂ are in fact
+    independent; a held-out leakage near it says little more than "N is small".
+    """
+    users = float(np.sum(counts))
+    if users <= 0:
+        return 0.0
+    private = int(np.count_nonzero(np.sum(counts, axis=1)))
+    outputs = int(np.count_nonzero(np.sum(released, axis=0) > 1e-12))
+    return max(private - 1, 0) * max(outputs - 1, 0) / (2.0 * users * np.log(2.0))
+
+
 def _counts(problem: pb.PrivacyProblem) -> dict[str, Any]:
     part = problem.holdout
     assert part is not None
@@ -55,6 +72,8 @@ class HoldoutLeakage(pb.Metric):
         return {
             **_counts(problem),
             "holdout_mi_bits": mi,
+            "holdout_mi_bias_bits": plugin_bias_bits(problem.holdout.joint,
+                                                     M.output_joint(held, result.mapping)),
             "holdout_mi_gap_bits": mi - M.mutual_information(problem, result.mapping),
             "holdout_distortion": M.expected_distortion(held, result.mapping),
             "holdout_prior_mi_bits": held.prior_mi_bits,
