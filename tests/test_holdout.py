@@ -292,3 +292,24 @@ def test_plugin_bias_is_miller_madow() -> None:
             pb.PrivacyProblem.from_arrays(table, np.ones((n, n)) - np.eye(n)), np.eye(n)))
     expected = plugin_bias_bits(np.ones((2, n)) * users / (2 * n), np.ones((2, n)))
     assert np.mean(shows) == pytest.approx(expected, rel=0.15)
+
+
+def test_report_draws_holdout_and_learning_curve_figures(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from privbench.plugins.reporters.html import build_report
+    from privbench.results.store import ResultStore
+
+    db = tmp_path / "runs.sqlite"
+    with ResultStore(db) as store:
+        for fraction in (0.2, 1.0):
+            for delta in (0.2, 0.6):
+                store.add(execute_run(RunSpec(
+                    mechanism="expmec", dataset=SURROGATE, delta=delta, seed=0,
+                    dataset_params={"holdout": 0.3, "holdout_seed": 1,
+                                    "design_fraction": fraction})))
+    index, figures = build_report(db, tmp_path / "report")
+    names = sorted(f.name for f in figures)
+    assert sum(n.endswith("-holdout.png") for n in names) == 2  # one per design size
+    assert [n for n in names if n.endswith("-learning-curve.png")] == [
+        "politics-tv-surrogate-holdout-0-3-holdout-seed-1-learning-curve.png"]
+    assert "Learning curve: held-out leakage against design size" in index.read_text()

@@ -24,7 +24,7 @@ def with_holdout(df: pd.DataFrame) -> pd.DataFrame:
 
 def design_vs_holdout(df: pd.DataFrame, title: str) -> bytes | None:
     """I(A; B̂) against Δ per mechanism: under the design prior (the number every paper
-    reports, dashed) and on the held-out users (solid). The gap is what a deployer loses."""
+    reports, dotted) and on the held-out users (solid). The gap is what a deployer loses."""
     pts = with_holdout(df)
     if pts.empty or pts["delta"].nunique() < 2:
         return None
@@ -33,9 +33,10 @@ def design_vs_holdout(df: pd.DataFrame, title: str) -> bytes | None:
     for label, g in pts.groupby("label", sort=True):
         g = g.sort_values("delta")
         look = style(label)
-        ax.plot(g["delta"], g["holdout_mi_bits"], ms=3, label=f"{label}, held out", **look)
+        ax.plot(g["delta"], g["holdout_mi_bits"], ms=3, label=f"{label}, held out",
+                **{**look, "ls": "-"})
         ax.plot(g["delta"], g["mi_bits"], ms=2, lw=1, alpha=0.7, label=f"{label}, design",
-                **{**look, "ls": "--"})
+                **{**look, "ls": ":"})
     ax.set_xlabel("budget Δ")
     ax.set_ylabel("leakage I(A; B̂) [bits]")
     ax.set_title(f"Design vs held-out leakage: {title}", fontsize=9)
@@ -53,7 +54,7 @@ def _base_instance(dataset: str, params: dict | None) -> str:
 
 def learning_curves(df: pd.DataFrame) -> list[tuple[str, bytes]]:
     """Held-out leakage against the number of design users, one panel per budget (three
-    at most), one line per mechanism; the design leakage dashed. One figure per data set
+    at most), one line per mechanism; the design leakage dotted. One figure per data set
     whose runs vary ``design_fraction``."""
     pts = with_holdout(df)
     if pts.empty:
@@ -74,14 +75,15 @@ def learning_curves(df: pd.DataFrame) -> list[tuple[str, bytes]]:
             for label, h in at.groupby("label", sort=True):
                 h = h.sort_values("design_users")
                 look = style(label)
-                ax.plot(h["design_users"], h["holdout_mi_bits"], ms=3, label=label, **look)
+                ax.plot(h["design_users"], h["holdout_mi_bits"], ms=3, label=label,
+                        **{**look, "ls": "-"})
                 ax.plot(h["design_users"], h["mi_bits"], ms=2, lw=1, alpha=0.6,
-                        **{**look, "ls": "--"})
+                        **{**look, "ls": ":"})
             ax.set_xscale("log")
             ax.set_xlabel("design users")
             ax.set_title(f"Δ = {delta:g}", fontsize=9)
             ax.grid(alpha=0.3, which="both")
-        axes[0][0].set_ylabel("held-out I(A; B̂) [bits] (dashed: design)")
+        axes[0][0].set_ylabel("held-out I(A; B̂) [bits] (dotted: design)")
         axes[0][0].legend(fontsize=7)
         fig.suptitle(f"Learning curve: {base}", fontsize=9)
         out.append((base, _png(fig)))
