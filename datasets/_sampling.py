@@ -28,7 +28,6 @@ With the defaults every user is a design user, in file order, and nothing change
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 import privbench as pb
+from privbench.protocol.checks import finite_float, positive_int
 
 from ._alphabet import Alphabet, build_alphabet
 
@@ -43,18 +43,6 @@ from ._alphabet import Alphabet, build_alphabet
 DEFAULTS: dict[str, Any] = {"holdout": 0.0, "holdout_seed": 0, "design_fraction": 1.0,
                             "prior": "empirical", "smoothing": 1.0}
 PRIORS = ("empirical", "smoothed")
-
-
-def _number(dataset: str, param: str, value: Any) -> float:
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            pass
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \
-            or not math.isfinite(float(value)):
-        raise pb.ValidationError(f"{dataset}: {param} must be a number; got {value!r}")
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -73,26 +61,21 @@ class RowSampling:
         ValidationError naming the data set and the parameter."""
         name = getattr(adapter, "name", "dataset")
         values = {k: getattr(adapter, k, v) for k, v in DEFAULTS.items()}
-        holdout = _number(name, "holdout", values["holdout"])
+        holdout = finite_float(f"{name}: holdout", values["holdout"])
         if not 0.0 <= holdout < 1.0:
             raise pb.ValidationError(f"{name}: holdout must be a fraction in [0, 1) (the share "
                                      f"of users held out); got {values['holdout']!r}")
-        fraction = _number(name, "design_fraction", values["design_fraction"])
+        fraction = finite_float(f"{name}: design_fraction", values["design_fraction"])
         if not 0.0 < fraction <= 1.0:
             raise pb.ValidationError(f"{name}: design_fraction must be in (0, 1] (the share of "
                                      f"design users used); got {values['design_fraction']!r}")
-        seed = values["holdout_seed"]
-        if isinstance(seed, str) and seed.strip().isdigit():
-            seed = int(seed)
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-            raise pb.ValidationError(f"{name}: holdout_seed must be an integer >= 0; got "
-                                     f"{values['holdout_seed']!r}")
+        seed = positive_int(f"{name}: holdout_seed", values["holdout_seed"], minimum=0)
         prior = values["prior"]
         text = prior.strip().lower() if isinstance(prior, str) else prior
         if text not in PRIORS:
             raise pb.ValidationError(f"{name}: prior must be one of {', '.join(PRIORS)}; "
                                      f"got {prior!r}")
-        smoothing = _number(name, "smoothing", values["smoothing"])
+        smoothing = finite_float(f"{name}: smoothing", values["smoothing"])
         if smoothing <= 0:
             raise pb.ValidationError(f"{name}: smoothing must be > 0 (pseudo-users per cell "
                                      f"of the prior); got {values['smoothing']!r}")
