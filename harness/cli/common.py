@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 from privbench.host.manager import get_host
 from privbench.protocol.errors import StoreWriteError, ValidationError
 from privbench.protocol.plugin import format_label
+from privbench.results.optimum_cache import ENV as OPTIMUM_CACHE_ENV
 from privbench.results.store import DEFAULT_DB, ResultStore
 from privbench.running.progress import RunProgress
 from privbench.running.specs import RunSpec, parse_spec
@@ -51,12 +53,15 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
             timeout: float | None = None, resume: bool = False, sweep_id: str | None = None
             ) -> Iterator[dict[str, Any]]:
     """Run ``runs`` on the chosen executor, storing each record as soon as it arrives."""
+    store = None if getattr(args, "no_store", False) else ResultStore(args.db)
+    cache_before = os.environ.get(OPTIMUM_CACHE_ENV)
+    if store is not None:
+        store.check_writable()  # before anything is computed
+        # the optimum metric shares its certificates through the store (workers inherit it)
+        os.environ[OPTIMUM_CACHE_ENV] = str(Path(args.db).resolve())
     executor = make_executor(getattr(args, "executor", None) or "local",
                              getattr(args, "workers", None), getattr(args, "scheduler", None),
                              getattr(args, "max_mem", None))
-    store = None if getattr(args, "no_store", False) else ResultStore(args.db)
-    if store is not None:
-        store.check_writable()  # before anything is computed
     sweep_id = sweep_id or uuid.uuid4().hex[:12]
     claim_owner = uuid.uuid4().hex
     try:
@@ -83,6 +88,10 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
             if resume:
                 store.release(claim_owner)
             store.close()
+        if cache_before is None:
+            os.environ.pop(OPTIMUM_CACHE_ENV, None)
+        else:
+            os.environ[OPTIMUM_CACHE_ENV] = cache_before
 
 
 def _store(store: ResultStore, record: dict[str, Any], sweep_id: str) -> None:

@@ -15,8 +15,10 @@ from privbench.protocol.record import RECORD_FIELDS
 
 STATUSES = ("ok", "error", "timeout", "invalid", "skip")
 #: what a run measures about its own execution, under ``metrics``: varies between two
-#: otherwise identical runs (compare records without them)
-TIMING_METRICS = ("prepare_s", "peak_rss_mb", "runtime_samples_s")
+#: otherwise identical runs (compare records without them). ``optimum_source`` and
+#: ``optimum_seconds`` say whether an earlier run's certificate was reused.
+TIMING_METRICS = ("prepare_s", "peak_rss_mb", "runtime_samples_s", "optimum_seconds",
+                  "optimum_source")
 #: stats a mechanism may set at top level
 MECHANISM_FIELDS = ("gap_bits",)
 #: fields the runner fills itself; metrics may not write them
