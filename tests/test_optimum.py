@@ -192,3 +192,34 @@ def test_census_expmec_contract(real_data_dir: Path, capsys: pytest.CaptureFixtu
     assert 0 < L <= U <= record["mi_bits"] and U - L <= 1e-3
     assert m["excess_mi_bits_max"] == pytest.approx(record["mi_bits"] - L)
     assert m["excess_mi_bits_min"] > 0.1  # ExpMec is far from optimal on census
+
+
+def test_compare_and_report_show_the_excess(db_path: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("matplotlib")
+    from privbench.plugins.reporters._figures import optimum_band
+
+    argv = ["run", "-m", "expmec", "-m", "sppm", "-d", "synthetic:m=4", "--delta", "0.5",
+            "--delta", "1.5", "--delta", "3", "--db", str(db_path)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["compare", "--db", str(db_path)]) == 0
+    out = capsys.readouterr().out
+    assert "excess at Δ=1.5" in out
+    assert "expmec leaks" in out and "more than the optimum at its distortion" in out
+    from privbench.results.views import excess_at, load_runs
+
+    runs = load_runs(db_path)
+    excess = excess_at(runs, "expmec", 1.5)
+    assert excess is not None and 0 < excess["min"] <= excess["max"]
+    grid, lower, upper = optimum_band(runs)
+    assert (lower <= upper + 1e-12).all() and grid.size > 10
+    # the band contains every run's certified interval at its own distortion
+    for _, row in runs.iterrows():
+        m = row["metrics"]
+        k = np.searchsorted(grid, row["distortion"])
+        if k < grid.size and np.isclose(grid[k], row["distortion"]):
+            assert lower[k] <= m["optimum_upper_bits"] + 1e-12
+    assert main(["report", "--db", str(db_path), "--out", str(tmp_path / "rep")]) == 0
+    page = (tmp_path / "rep" / "index.html").read_text()
+    assert "certified band on the least leakage" in page and "more than the optimum" in page

@@ -16,7 +16,7 @@ from typing import Any
 from privbench.protocol.errors import ValidationError
 from privbench.results.pareto import default_targets, pick_reference, summarise
 from privbench.results.store import DEFAULT_DB
-from privbench.results.views import curves_of, load_runs
+from privbench.results.views import curves_of, describe_excess, excess_at, load_runs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 NOT_REACHED = "not reached"   # E[d] for I<=t: no measured point reaches the target
 BELOW_CURVE = "< its min E[d]"  # I at Δ<=b: the mechanism's least distortion exceeds b
 NO_RATIO = "n/a"               # ratio: this mechanism or the reference did not reach it
+NO_CERTIFICATE = "-"           # excess: no run at that budget, or no optimum certificate
 
 
 def _f(v: float | None, empty: str) -> str:
@@ -78,12 +79,14 @@ def run(args: argparse.Namespace) -> int:
         table.add_column("points", justify="right")
         for b in budgets:
             table.add_column(escape(f"I at Δ≤{b:g}"), justify="right")
+            table.add_column(escape(f"excess at Δ={b:g}"), justify="right")
         for t in targets:
             table.add_column(escape(f"E[d] for I≤{t:g}"), justify="right")
             table.add_column(escape(f"× {ref}"), justify="right")
         for r in rows:
-            cells = [escape(r.label), str(r.points),
-                     *(_f(r.leakage_at[b], BELOW_CURVE) for b in budgets)]
+            cells = [escape(r.label), str(r.points)]
+            for b in budgets:
+                cells += [_f(r.leakage_at[b], BELOW_CURVE), _excess_cell(excess_at(g, r.label, b))]
             for t in targets:
                 cells += [_f(r.distortion_for[t], NOT_REACHED), _f(r.ratio[t], NO_RATIO)]
             table.add_row(*cells)
@@ -94,9 +97,27 @@ def run(args: argparse.Namespace) -> int:
                 if r.label != ref and ratio is not None and ratio != float("inf"):
                     console.print(escape(f"  {r.label} needs {ratio:.2g}x the distortion of {ref} "
                                   f"to bring I(A;B̂) to {t:g} bits"), highlight=False)
+        for r in rows:
+            for b in budgets:
+                excess = excess_at(g, r.label, b)
+                if excess is not None and excess["min"] > 1e-3:
+                    console.print("  " + escape(describe_excess(r.label, excess, str(instance))),
+                                  highlight=False)
+        console.print("  [dim]" + escape(
+            f"'excess at Δ': the run at that budget leaks this much more (bits, a certified "
+            f"interval) than the least leakage possible at the run's own distortion E[d] (the "
+            f"optimum metric; '{NO_CERTIFICATE}': not certified)") + "[/]", highlight=False)
         _explain_empty_cells(console, rows, budgets, targets)
         _note_unconverged(console, g)
     return 0
+
+
+def _excess_cell(excess: dict[str, float] | None) -> str:
+    if excess is None:
+        return NO_CERTIFICATE
+    if excess["max"] - excess["min"] < 5e-4:
+        return f"{0.5 * (excess['min'] + excess['max']):.3g}"
+    return f"{excess['min']:.3g}–{excess['max']:.3g}"
 
 
 def _explain_empty_cells(console: Any, rows: list[Any], budgets: list[float],

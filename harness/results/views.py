@@ -36,3 +36,24 @@ def curves_of(df: pd.DataFrame) -> dict[str, Curve]:
     ok = df[(df["status"] == "ok") & df["mi_bits"].notna() & df["distortion"].notna()]
     return {label: Curve.from_points(g["distortion"], g["mi_bits"])
             for label, g in ok.groupby("label", sort=True)}
+
+
+def excess_at(df: pd.DataFrame, label: str, delta: float) -> dict[str, float] | None:
+    """The ``optimum`` metric of ``label``'s ok run at budget ``delta``: its leakage above
+    the optimum at its own distortion (``min``/``max`` bits), the interval on that optimum
+    (``lower``/``upper``) and the distortion; None when the run has no certificate."""
+    rows = df[(df["label"] == label) & (df["status"] == "ok") & (df["delta"] == delta)]
+    for _, row in rows.iterrows():
+        m = row["metrics"] if isinstance(row["metrics"], dict) else {}
+        if m.get("excess_mi_bits_max") is not None and m.get("excess_mi_bits_min") is not None:
+            return {"min": float(m["excess_mi_bits_min"]), "max": float(m["excess_mi_bits_max"]),
+                    "lower": float(m["optimum_lower_bits"]), "upper": float(m["optimum_upper_bits"]),
+                    "distortion": float(row["distortion"])}
+    return None
+
+
+def describe_excess(label: str, excess: dict[str, float], instance: str) -> str:
+    """One sentence: "expmec leaks >= 0.10 bits more than the optimum at its distortion ..."."""
+    return (f"{label} leaks {excess['min']:.3g} to {excess['max']:.3g} bits more than the optimum "
+            f"at its distortion (E[d] = {excess['distortion']:.4g}; optimum in "
+            f"[{excess['lower']:.4g}, {excess['upper']:.4g}] bits) on {instance}")

@@ -133,8 +133,29 @@ def informative_budgets(df: pd.DataFrame, count: int = 3, floor: float = 0.1) ->
     return [d[0], mid, hi]
 
 
+def optimum_band(df: pd.DataFrame, points: int = 200
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The certified band on I*(D) that the runs' ``optimum`` metrics imply, on a grid of D
+    between the least and largest certified distortion (None without two certificates)."""
+    from privbench.protocol.optimum import Certificate, interval
+
+    certs = []
+    for _, row in df.iterrows():
+        m = row["metrics"] if isinstance(row["metrics"], dict) else {}
+        if m.get("optimum_lower_bits") is not None and m.get("optimum_upper_bits") is not None:
+            certs.append(Certificate(float(row["distortion"]), float(m["optimum_lower_bits"]),
+                                     float(m["optimum_upper_bits"])))
+    if len({c.distortion for c in certs}) < 2:
+        return None
+    grid = np.linspace(min(c.distortion for c in certs), max(c.distortion for c in certs), points)
+    bounds = np.array([interval(certs, d) for d in grid])
+    keep = np.isfinite(bounds).all(axis=1)
+    return grid[keep], bounds[keep, 0], bounds[keep, 1]
+
+
 def privacy_distortion(df: pd.DataFrame, title: str) -> bytes | None:
-    """Figure 2: I(A; B̂) against E[d] for every mechanism, with the prior leakage."""
+    """Figure 2: I(A; B̂) against E[d] for every mechanism, with the prior leakage and the
+    certified band on the optimum I*(D) (issue 16)."""
     pts = df.dropna(subset=["mi_bits", "distortion"])
     if pts.empty:
         return None
@@ -143,6 +164,12 @@ def privacy_distortion(df: pd.DataFrame, title: str) -> bytes | None:
     for label, g in pts.groupby("label", sort=True):
         g = g.sort_values(["delta", "distortion"])
         ax.plot(g["distortion"], g["mi_bits"], ms=3, label=label, **style(label))
+    band = optimum_band(pts)
+    if band is not None:
+        grid, lower, upper = band
+        ax.fill_between(grid, lower, upper, color="black", alpha=0.18, lw=0,
+                        label="optimum I*(D), certified band")
+        ax.plot(grid, upper, color="black", lw=0.8)
     prior = pts["prior_mi_bits"].dropna()
     if not prior.empty:
         ax.axhline(float(prior.iloc[0]), color="grey", ls=":", lw=1, label="I(A;B), no mapping")

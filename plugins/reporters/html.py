@@ -221,7 +221,11 @@ def build_report(db_path: Path, out_dir: Path) -> tuple[Path, list[Path]]:
                      f"{len(g)} ok runs</p>")
             if g["delta"].nunique() >= 2:  # a single budget (a scaling sweep) has no curve
                 page.figure(figs.privacy_distortion(g, instance), f"{slug}-fig2-tradeoff",
-                            f"Figure 2 analogue: privacy-distortion, {instance}")
+                            f"Figure 2 analogue: privacy-distortion, {instance}. Grey: the "
+                            "certified band on the least leakage I*(D) (the runs' optimum "
+                            "metric; between two certified distortions only monotonicity and "
+                            "convexity bound it, hence the steps)")
+                page.add(excess_note(g, instance))
                 for kind, png in figs.roc_panels(g, instance):
                     page.figure(png, f"{slug}-fig3-roc-{kind}",
                                 f"Figures 3-4 analogue: ROC ({kind}) at three budgets, {instance}")
@@ -269,3 +273,19 @@ class HtmlReporter(pb.Reporter):
 @pb.hookimpl
 def privbench_register_reporters() -> list[type]:
     return [HtmlReporter]
+
+
+def excess_note(g: Any, instance: str) -> str:
+    """Each mechanism's certified excess leakage at the middle budget, as sentences."""
+    from privbench.results.views import describe_excess, excess_at
+
+    deltas = sorted(g["delta"].dropna().unique())
+    if not deltas:
+        return ""
+    middle = float(deltas[len(deltas) // 2])
+    lines = [describe_excess(label, excess, instance) for label in sorted(g["label"].unique())
+             if (excess := excess_at(g, label, middle)) is not None]
+    if not lines:
+        return ""
+    return (f"<p class=note>At Δ = {middle:g}: " + "; ".join(html.escape(x) for x in lines)
+            + ".</p>")
