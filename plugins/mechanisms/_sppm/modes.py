@@ -53,8 +53,8 @@ def finish_dual(s: FrankWolfe, rounds: int) -> None:
         return out
 
     def on_round(record: DualRound) -> None:
-        trace_f.append(record.upper_bits)
-        trace_gap.append(max(record.upper_bits - max(record.lower_bits, best_lb / LN2), 0.0))
+        s.checkpoint(record.upper_bits,
+                     max(record.upper_bits - max(record.lower_bits, best_lb / LN2), 0.0))
 
     rows, cols, xd, lb, stop = dual_rounds(V.problem, delta, V.rows, V.cols, s.x, -s.lam, price,
                                            tol, rounds, log, on_round)
@@ -71,6 +71,7 @@ def finish_dual(s: FrankWolfe, rounds: int) -> None:
     V.timers["polish"] += time.perf_counter() - t - priced
     s.best_lb = max(best_lb, lb)
     trace_gap[-1] = max(trace_f[-1] - s.best_lb / LN2, 0.0) if trace_f else trace_gap[-1]
+    s.restamp()
     s.x, s.stop = xd[order], stop
 
 
@@ -92,7 +93,7 @@ def finish_optimal(s: FrankWolfe, rounds: int) -> None:
 
 def _polish_rounds(s: FrankWolfe, rounds: int) -> tuple[np.ndarray, float, str]:
     V, delta, eta, tol, log = s.V, s.delta, s.eta, s.tol, s.polish_log
-    x, best_lb, trace_f, trace_gap = s.x, s.best_lb, s.trace_f, s.trace_gap
+    x, best_lb, trace_gap = s.x, s.best_lb, s.trace_gap
     problem, n, P, p_a = V.problem, V.n, V.problem.joint, V.problem.p_a
     leak, pad = s.leakage, V.padded
     settings = iter(POLISH_SETTINGS)
@@ -121,8 +122,7 @@ def _polish_rounds(s: FrankWolfe, rounds: int) -> tuple[np.ndarray, float, str]:
             fc = leak(cand)
             if fc < f:
                 x, f = cand, fc
-        trace_f.append(f / LN2)
-        trace_gap.append(max(f - best_lb, 0.0) / LN2)
+        s.checkpoint(f / LN2, max(f - best_lb, 0.0) / LN2)
         record.update(objective_bits=f / LN2, gap_bits=trace_gap[-1], pairs_added=added)
         if trace_gap[-1] < tol:
             return x, best_lb, "tolerance (optimal mode)"

@@ -61,7 +61,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
     state = FrankWolfe(problem, delta, V, x.copy(), atoms, eta, tol,
                        max(tol, handover) if handover_first else tol,
                        min(iterations, warmup) if mode == "dual" else iterations,
-                       exact_every, corrective_steps, prune_after, on_iteration)
+                       exact_every, corrective_steps, prune_after, on_iteration, t0=t_total)
     backend.start(problem.n, delta)
     try:
         run_frank_wolfe(state)
@@ -88,8 +88,7 @@ def _perfect_privacy_by_lp(s: FrankWolfe) -> None:
     f = s.leakage(Xs.data) / LN2
     if used <= s.delta and f < s.trace_f[-1]:
         s.x, s.stop = Xs.data, "perfect privacy (exact LP)"
-        s.trace_f.append(f)
-        s.trace_gap.append(f)
+        s.checkpoint(f, f)
     else:
         V.replace_pairs(*saved)
 
@@ -102,6 +101,7 @@ def _constant_outcome(n: int, best: int, variant: str, t_total: float) -> SPPMOu
         "lp_iterations": 0, "time_pricing_s": 0.0, "time_lp_s": 0.0,
         "time_linesearch_s": 0.0, "variant": variant, "atoms": None,
         "objective_trace_bits": [0.0], "gap_trace_bits": [0.0],
+        "trace": [[time.perf_counter() - t_total, 0.0, 0.0]],
         "runtime_total_s": time.perf_counter() - t_total})
 
 
@@ -130,5 +130,24 @@ def _outcome(s: FrankWolfe, mode: str, variant: str, t_total: float) -> SPPMOutc
         "runtime_total_s": time.perf_counter() - t_total, "variant": variant,
         "atoms": len(s.atoms) if s.atoms is not None else None,
         "objective_trace_bits": s.trace_f, "gap_trace_bits": s.trace_gap,
+        "trace": solver_trace(s.trace_t, s.trace_f, s.trace_gap),
     }
     return SPPMOutcome(V.rows, V.cols, x, stats)
+
+
+def solver_trace(seconds: list[float], upper: list[float], gap: list[float]
+                 ) -> list[list[float]]:
+    """``[[seconds, upper_bits, lower_bits], ...]``, the shootout's common trace format.
+
+    lower = the best certified bound so far (a running max of upper - gap and 0, so a
+    round whose own bound is weaker never lowers it); entries with a non-finite objective (a
+    dual round without a feasible primal point) are left out.
+    """
+    out: list[list[float]] = []
+    best = 0.0  # I >= 0 is certified for free
+    for t, f, g in zip(seconds, upper, gap, strict=False):
+        if not (np.isfinite(f) and np.isfinite(g)):
+            continue
+        best = max(best, f - g)
+        out.append([round(float(t), 6), float(f), float(best)])
+    return out
