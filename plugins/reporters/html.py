@@ -27,6 +27,7 @@ from privbench.results.views import curves_of, load_runs
 
 from . import _figures as figs
 from . import _holdout_figures as held
+from . import _solver_figures as solvers
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
@@ -246,6 +247,8 @@ def build_report(db_path: Path, out_dir: Path) -> tuple[Path, list[Path]]:
             page.add(f"<p class=bad>{len(bad)} run(s) of {html.escape(adapter)} not ok: "
                      + html.escape("; ".join(f"{r.label} Δ={r.delta:g}: {r.status} {r.error or ''}"
                                              for r in bad.head(5).itertuples())) + "</p>")
+    if solvers.add_section(page, df, out_dir):  # only when some run has a solver trace
+        toc.append('<li><a href="#solvers">solver shootout</a></li>')
     if toc:
         page.parts.insert(toc_at, f"<ul>{''.join(toc)}<li><a href=#runs>all runs</a></li></ul>")
     if not df.empty:

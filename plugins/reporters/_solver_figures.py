@@ -1,0 +1,375 @@
+"""The solver shootout: convergence curves, performance profiles and a time-to-gap table.
+
+Every solver of problem (1) that records the stat ``trace`` (``[[seconds, upper_bits,
+lower_bits], ...]``: its objective and its own certified lower bound over time) is
+compared on each instance (data set + parameters, Δ) where some run has a trace:
+
+* suboptimality against time, benchopt style: y = upper − the best lower bound *any*
+  solver certified on the instance (so a solver with a weak certificate of its own is
+  still measured against the tightest one), a marker where the solver's *own* certified
+  gap first reaches :data:`TARGET_BITS`;
+* Dolan–Moré performance profiles of the time to that certified gap: ρ_s(τ) = share of
+  instances where solver s got there within τ × the fastest solver's time (a failure,
+  skip or timeout never counts, so ρ_s(∞) < 1 says how often s could not certify);
+* a table of those times, with why a solver did not get there, as HTML for the report
+  and as Markdown (``solvers.md``) to paste into the README.
+
+Pure functions over the store's DataFrame (``load_runs``), so the numbers are testable
+without drawing anything.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: the certified gap (bits) whose time-to-reach the profiles and the table compare
+TARGET_BITS = 1e-3
+#: suboptimality is drawn on a log axis floored here (bits)
+FLOOR_BITS = 1e-7
+#: mechanisms that are solvers of problem (1) even where none of their runs left a trace
+#: (all skipped or timed out): they still get a column saying why
+SOLVERS = frozenset({"sppm", "optimal", "mirror_descent", "smoothed_dual"})
+
+
+def trace_of(metrics: Any) -> np.ndarray | None:
+    """A run's ``metrics.trace`` as a (k, 3) float array sorted by time, or None.
+
+    Rows with a non-finite entry are dropped (a checkpoint without a feasible point).
+    """
+    raw = (metrics or {}).get("trace") if isinstance(metrics, dict) else None
+    if not raw:
+        return None
+    try:
+        arr = np.asarray(raw, dtype=float).reshape(-1, 3)
+    except (TypeError, ValueError):
+        return None
+    arr = arr[np.isfinite(arr).all(axis=1)]
+    if arr.size == 0:
+        return None
+    return arr[np.argsort(arr[:, 0], kind="stable")]
+
+
+def time_to_gap(trace: np.ndarray | None, target: float = TARGET_BITS) -> float | None:
+    """Seconds at the first checkpoint whose own certified gap (upper − lower) is
+    <= ``target`` bits; None when the trace never gets there."""
+    if trace is None:
+        return None
+    hit = np.flatnonzero(trace[:, 1] - trace[:, 2] <= target)
+    return float(trace[hit[0], 0]) if hit.size else None
+
+
+def best_gap(trace: np.ndarray | None) -> float | None:
+    """The smallest certified gap (bits) the trace ever had."""
+    if trace is None:
+        return None
+    return float(np.min(trace[:, 1] - trace[:, 2]))
+
+
+@dataclass
+class Cell:
+    """One solver on one instance: its trace, time to the target gap, or why not."""
+
+    status: str
+    trace: np.ndarray | None = None
+    seconds: float | None = None
+    why: str = ""
+    detail: str = ""
+
+
+@dataclass
+class Shootout:
+    """Solvers (labels) x instances ((instance, n, Δ), sorted) with one :class:`Cell` each."""
+
+    solvers: list[str]
+    instances: list[tuple[str, int | None, float]]
+    cells: dict[tuple[tuple[str, int | None, float], str], Cell]
+    target: float = TARGET_BITS
+
+    def best_lower(self, inst: tuple[str, int | None, float]) -> float:
+        """The best lower bound (bits) any solver certified on ``inst`` (0: I >= 0)."""
+        lows = [float(c.trace[:, 2].max()) for s in self.solvers
+                if (c := self.cells.get((inst, s))) is not None and c.trace is not None]
+        return max([0.0, *lows])
+
+    def times(self) -> dict[str, list[float | None]]:
+        """Per solver, the time to the target on every instance (None: not reached)."""
+        return {s: [self.cells[(i, s)].seconds if (i, s) in self.cells else None
+                    for i in self.instances] for s in self.solvers}
+
+
+def _short_reason(text: str | None) -> str:
+    """A skip reason in a few words (the full text goes into the HTML title)."""
+    text = (text or "").strip()
+    m = re.search(r"max_n\s*=\s*(\d+)", text)
+    if m:
+        return f"n > max_n = {m.group(1)}"
+    first = re.split(r"[;(\n]", text, maxsplit=1)[0].strip()
+    return first if len(first) <= 60 else first[:57] + "..."
+
+
+def _cell(row: pd.Series, target: float) -> Cell:
+    status = str(row["status"])
+    error = row.get("error") if isinstance(row.get("error"), str) else ""
+    if status == "skip":
+        return Cell(status, why=f"skipped ({_short_reason(error)})", detail=error)
+    if status == "timeout":
+        return Cell(status, why="timeout", detail=error)
+    if status != "ok":
+        return Cell(status, why=f"{status} ({_short_reason(error)})", detail=error)
+    trace = trace_of(row.get("metrics"))
+    if trace is None:
+        return Cell(status, why="no trace")
+    seconds = time_to_gap(trace, target)
+    if seconds is not None:
+        return Cell(status, trace, seconds)
+    return Cell(status, trace, why=f"gap reached only {best_gap(trace):.2g} bits")
+
+
+def collect(df: pd.DataFrame, target: float = TARGET_BITS) -> Shootout | None:
+    """The shootout in a store's runs (``load_runs``): solvers are the labels of the
+    mechanisms with a trace in some ok run (and of :data:`SOLVERS`), instances the
+    (instance, Δ) where some run has a trace; None when no run has one (the report then
+    has no solver section)."""
+    if df.empty or "metrics" not in df:
+        return None
+    has = df["metrics"].map(lambda m: trace_of(m) is not None) & (df["status"] == "ok")
+    if not has.any():
+        return None
+    base = df["mechanism"] if "mechanism" in df else df["label"].str.split("[").str[0]
+    solving = set(base[has]) | SOLVERS
+    solvers = sorted(df.loc[base.isin(solving), "label"].astype(str).unique())
+    keys = {(str(r.instance), float(r.delta)) for r in df[has].itertuples()}
+    in_keys = np.array([(str(i), float(d)) in keys
+                        for i, d in zip(df["instance"], df["delta"], strict=True)], dtype=bool)
+    runs = df[df["label"].isin(solvers).to_numpy() & in_keys]
+    sizes: dict[str, int | None] = {}
+    for inst, g in runs.groupby("instance"):
+        n = pd.to_numeric(g["n"], errors="coerce").dropna()
+        sizes[str(inst)] = int(n.iloc[0]) if not n.empty else None
+    instances = sorted({(i, sizes.get(i), d) for i, d in keys},
+                       key=lambda k: (k[0].split("[", 1)[0], k[1] or 0, k[0], k[2]))
+    cells: dict[tuple[tuple[str, int | None, float], str], Cell] = {}
+    for row in runs.to_dict("records"):
+        inst = (str(row["instance"]), sizes.get(str(row["instance"])), float(row["delta"]))
+        cells[(inst, str(row["label"]))] = _cell(pd.Series(row), target)
+    return Shootout(solvers, instances, cells, target)
+
+
+def performance_profile(times: dict[str, list[float | None]], taus: np.ndarray
+                        ) -> dict[str, np.ndarray]:
+    """Dolan–Moré: ρ_s(τ) = share of instances with t_s <= τ · min_s' t_s'.
+
+    ``times[s][k]`` is solver s's time on instance k (None: failed). Instances no solver
+    solved stay in the denominator (every solver failed them).
+    """
+    solvers = list(times)
+    if not solvers:
+        return {}
+    k = len(times[solvers[0]])
+    T = np.array([[math.inf if t is None else max(float(t), 1e-9) for t in times[s]]
+                  for s in solvers]).reshape(len(solvers), k)
+    best = T.min(axis=0) if k else np.empty(0)
+    with np.errstate(invalid="ignore"):
+        ratio = np.where(np.isfinite(T), T / best, math.inf)
+    return {s: np.array([(ratio[r] <= tau).sum() / k if k else 0.0 for tau in taus])
+            for r, s in enumerate(solvers)}
+
+
+# ---------------------------------------------------------------- drawing
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    _plt().close(fig)
+    return buf.getvalue()
+
+
+def _look(label: str) -> dict[str, Any]:
+    """The label's colour and line style from the report's shared styles (if any)."""
+    try:
+        from . import _figures
+
+        look = _figures.style(label)
+    except Exception:  # noqa: BLE001 - styles are cosmetic; never sink a report on them
+        look = {}
+    return {k: v for k, v in look.items() if k in ("color", "ls")}
+
+
+def suboptimality_figure(shoot: Shootout, instance: str) -> bytes | None:
+    """One panel per budget of ``instance``: upper − best certified lower bound against
+    seconds (both log), one line per solver, a star where its own gap first <= target."""
+    insts = [i for i in shoot.instances if i[0] == instance]
+    if not insts:
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(insts), figsize=(4.6 * len(insts), 3.6), squeeze=False)
+    drawn = False
+    for ax, inst in zip(axes[0], insts, strict=True):
+        low = shoot.best_lower(inst)
+        for s in shoot.solvers:
+            cell = shoot.cells.get((inst, s))
+            if cell is None or cell.trace is None:
+                continue
+            t = np.maximum(cell.trace[:, 0], 1e-4)
+            y = np.maximum(cell.trace[:, 1] - low, FLOOR_BITS)
+            look = _look(s)
+            line, = ax.plot(t, y, drawstyle="steps-post", lw=1.6, label=s,
+                            marker="o" if len(t) < 40 else None, ms=4, **look)
+            if cell.seconds is not None:
+                k = int(np.searchsorted(cell.trace[:, 0], cell.seconds))
+                ax.plot([max(cell.seconds, 1e-4)], [y[min(k, len(y) - 1)]], marker="*", ms=13,
+                        color=line.get_color(), mec="k", mew=0.6, ls="none")
+            drawn = True
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.axhline(shoot.target, color="#999", lw=0.8, ls=":")
+        ax.set_title(f"Δ = {inst[2]:g} (best lower bound {low:.4g} bits)", fontsize=9)
+        ax.set_xlabel("seconds")
+        ax.grid(True, which="major", alpha=0.3)
+    axes[0][0].set_ylabel("I(X) − best certified lower bound (bits)")
+    if not drawn:
+        plt.close(fig)
+        return None
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    for ax in axes[0][1:]:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 5), fontsize=8,
+               bbox_to_anchor=(0.5, 1.08))
+    n = insts[0][1]
+    fig.suptitle(f"{instance} (n = {n}): suboptimality against time; ★ own certified gap "
+                 f"≤ {shoot.target:g} bits", fontsize=10, y=1.14)
+    return _png(fig)
+
+
+def profile_figure(shoot: Shootout) -> bytes | None:
+    """Performance profiles of the time to the target gap, τ on a log axis."""
+    times = shoot.times()
+    finite = [t for ts in times.values() for t in ts if t is not None]
+    if not finite or not shoot.instances:
+        return None
+    profile_taus = _taus(times)
+    rho = performance_profile(times, profile_taus)
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for s in shoot.solvers:
+        ax.plot(profile_taus, rho[s], drawstyle="steps-post", lw=1.8, label=s, **_look(s))
+    ax.set_xscale("log")
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlim(1, profile_taus[-1])
+    ax.set_xlabel("τ (time to the gap / fastest solver's time)")
+    ax.set_ylabel("share of instances within τ")
+    ax.set_title(f"Performance profiles: time to a certified gap of {shoot.target:g} bits "
+                 f"({len(shoot.instances)} instances)", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    return _png(fig)
+
+
+def _taus(times: dict[str, list[float | None]]) -> np.ndarray:
+    """τ from 1 to a little past the largest finite ratio (log-spaced, with every ratio)."""
+    T = np.array([[math.inf if t is None else max(t, 1e-9) for t in ts] for ts in times.values()])
+    best = T.min(axis=0)
+    ok = np.isfinite(T) & np.isfinite(best)
+    ratios = (T / np.where(np.isfinite(best), best, 1.0))[ok]
+    top = max(2.0, float(ratios.max()) * 1.5) if ratios.size else 2.0
+    return np.unique(np.concatenate([np.geomspace(1.0, top, 200), ratios, [1.0]]))
+
+
+# ---------------------------------------------------------------- tables
+
+def _fmt_seconds(t: float) -> str:
+    return f"{t:.3g}" if t < 100 else f"{t:.0f}"
+
+
+def table_rows(shoot: Shootout) -> list[tuple[str, int | None, float, list[Cell | None]]]:
+    """(instance, n, Δ, cells in solver order) for every instance."""
+    return [(i[0], i[1], i[2], [shoot.cells.get((i, s)) for s in shoot.solvers])
+            for i in shoot.instances]
+
+
+def _text(cell: Cell | None) -> str:
+    if cell is None:
+        return "– (not run)"
+    if cell.seconds is not None:
+        return _fmt_seconds(cell.seconds)
+    return f"– ({cell.why})"
+
+
+def markdown_table(shoot: Shootout) -> str:
+    """The time-to-target table as Markdown (seconds; a dash with why where not reached)."""
+    head = ["instance", "n", "Δ", *shoot.solvers]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for inst, n, delta, cells in table_rows(shoot):
+        lines.append("| " + " | ".join([inst, "" if n is None else str(n), f"{delta:g}",
+                                         *(_text(c).replace("|", "/") for c in cells)]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def html_table(shoot: Shootout) -> str:
+    """The same table for the report; a cell's full error or skip text is its tooltip."""
+    head = "".join(f"<th{' class=l' if k == 0 else ''}>{html.escape(h)}</th>"
+                   for k, h in enumerate(["instance", "n", "Δ", *shoot.solvers]))
+    body = []
+    for inst, n, delta, cells in table_rows(shoot):
+        tds = [f"<td class=l>{html.escape(inst)}</td><td>{'' if n is None else n}</td>"
+               f"<td>{delta:g}</td>"]
+        for c in cells:
+            title = f' title="{html.escape(c.detail)}"' if c is not None and c.detail else ""
+            cls = "" if c is not None and c.seconds is not None else " class=bad"
+            tds.append(f"<td{cls}{title}>{html.escape(_text(c))}</td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "data"
+
+
+def add_section(page: Any, df: pd.DataFrame, out_dir: Path) -> bool:
+    """Append the shootout section to a report page (``html._Page``) and write
+    ``solvers.md`` beside ``index.html``; False (nothing added) when no run has a trace."""
+    shoot = collect(df)
+    if shoot is None:
+        return False
+    page.add(f"<h2 id=solvers>Solver shootout: time to a certified gap of {shoot.target:g} "
+             "bits</h2><p class=note>Solvers are the mechanisms whose runs record a "
+             "<code>trace</code> (seconds, objective, own certified lower bound). Curves: "
+             "objective minus the best lower bound any solver certified on the instance; ★ "
+             "where the solver's own certified gap first reaches the target. Times are the "
+             "solver's own clock (SPPM: from the start of its solve; optimal: the cvxpy "
+             "solve, its decoder certificate computed afterwards and not counted). A dash "
+             "says why a solver did not get there. The same table is in "
+             "<code>solvers.md</code>.</p>")
+    page.figure(profile_figure(shoot), "solvers-profile",
+                f"Performance profiles of the time to a certified gap of {shoot.target:g} bits")
+    page.add(html_table(shoot))
+    for instance in dict.fromkeys(i[0] for i in shoot.instances):
+        page.figure(suboptimality_figure(shoot, instance), f"solvers-{_slug(instance)}",
+                    f"Suboptimality against time, {instance}")
+    (Path(out_dir) / "solvers.md").write_text(markdown_table(shoot), encoding="utf-8")
+    return True
