@@ -1,0 +1,502 @@
+"""``smoothed_dual``: the entropy-smoothed dual of problem (1) over all n² pairs, certified.
+
+Problem (1): minimise I(A; B̂) over column-stochastic X with E[d] <= Δ. For every
+decoder r(a | b̂) and ν >= 0 (Gibbs' inequality, I(X) = max_r Σ_ij X_ij c^r_ij, then
+Lagrangian duality and Sion's minimax theorem: the objective is linear in X on a compact
+convex set and concave in (r, ν))
+
+    LB(r, ν) = -ν Δ + Σ_j min_i [c^r_ij + ν p(b_j) d_ij],
+    c^r_ij = Σ_a p(a, b_j) log(r(a | b̂_i) / p(a)),
+
+is a lower bound on the optimum, and max over (r, ν) equals it. LB is concave but not
+smooth (a sum of minima). Following Nesterov (2005), "Smooth minimization of non-smooth
+functions" (Math. Program. 103, 127-152), each min_i is replaced by the soft-min at
+temperature τ, -τ log Σ_i exp(-·/τ) (per unit of input mass), which is smooth, below the
+min by at most τ log n, and whose maximiser tends to LB's as τ -> 0. L-BFGS-B maximises
+it over the decoder logits and log ν at decreasing τ (continuation, each stage warm
+started from the last).
+
+This is SPPM's ``dual`` mode (``_sppm.smoothed_dual``) without its active set: no
+Frank-Wolfe warm-up and no column generation, the soft-min runs densely over every pair
+(numba, O(|A| n²) per evaluation, parallel over inputs). That costs n² per evaluation
+but needs no pricing and never misses a pair; hence ``max_n``.
+
+Per stage it returns two certified numbers:
+
+* U: the soft assignment (x_ij ∝ exp(-ĉ_ij / τ)) is the minimiser of I + τ Σ_j p_j
+  Σ_i x_ij log x_ij on the budget, a primal point; a 1-D search on ν makes it spend
+  exactly Δ (or less), and U is its true I(A; B̂);
+* L: the exact hard-min LB(r, ν), computed in the same pass as every evaluation (the
+  best over all evaluations is kept; the soft value itself is never reported).
+
+It stops once U - L <= ``tol`` bits, or after ``max_rounds`` stages or ``max_seconds``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numba
+import numpy as np
+import scipy.optimize as so
+
+import privbench as pb
+from privbench.protocol.checks import finite_float, positive_int
+from privbench.protocol.feasibility import constant_output, mix_into_budget
+from privbench.protocol.information import leakage_nats
+
+LN2 = math.log(2.0)
+#: soft-min terms below e^-CUTOFF of the largest count as 0 (no denormals, no work)
+CUTOFF = 60.0
+#: decoder logits stay in [-LOGIT_BOUND, LOGIT_BOUND] (r >= ~1e-13: finite costs)
+LOGIT_BOUND = 30.0
+#: log ν may move this far (nats) from its first estimate
+LOG_NU_RANGE = 40.0
+#: posterior entries are floored at this before taking logs (start decoder)
+FLOOR = 1e-13
+#: threads only pay above this n (below, a parallel region's start-up, ~8 ms on a loaded
+#: 2-core machine, costs more than the whole serial pass: 0.06 ms at n = 100)
+PARALLEL_MIN_N = 1024
+#: mapping entries below this are dropped from the returned mapping (then renormalised)
+DUST = 1e-14
+
+
+@numba.njit(cache=True, nogil=True)
+def _pass_inputs(LT, ST, p_b, DT, nu, tau, G, grad, lo, hi):  # pragma: no cover - compiled
+    """Inputs lo..hi-1 of the dense pass: (Σ_j p_j softmin_i ĉ_ij, Σ_j p_j min_i ĉ_ij, E[d]
+    of the soft assignment), ĉ_ij = Σ_a S[j,a] L[i,a] + ν d_ij; with ``grad``, adds the
+    soft value's gradient in L into G (n x k). Terms below e^-CUTOFF of the largest are 0.
+    """
+    n, k = LT.shape
+    buf = np.empty(n)
+    inv = 1.0 / tau
+    soft = 0.0
+    hard = 0.0
+    used = 0.0
+    for j in range(lo, hi):
+        pj = p_b[j]
+        if pj <= 0.0:
+            continue
+        m = np.inf
+        for i in range(n):
+            v = nu * DT[j, i]
+            for a in range(k):
+                v += ST[j, a] * LT[i, a]
+            buf[i] = v
+            if v < m:
+                m = v
+        z = 0.0
+        for i in range(n):
+            x = (m - buf[i]) * inv
+            e = math.exp(x) if x > -CUTOFF else 0.0
+            buf[i] = e
+            z += e
+        soft += pj * (m - tau * math.log(z))
+        hard += pj * m
+        scale = pj / z
+        for i in range(n):
+            e = buf[i]
+            if e == 0.0:
+                continue
+            wt = e * scale
+            used += wt * DT[j, i]
+            if grad:
+                for a in range(k):
+                    G[i, a] += wt * ST[j, a]
+    return soft, hard, used
+
+
+@numba.njit(parallel=True, cache=True)
+def _pass_parallel(LT, ST, p_b, DT, nu, tau, GT_parts, grad):  # pragma: no cover - compiled
+    """:func:`_pass_inputs` over chunks of inputs in parallel, each into its own GT_parts[c]."""
+    n = LT.shape[0]
+    chunks = GT_parts.shape[0]
+    size = (n + chunks - 1) // chunks
+    out = np.zeros((chunks, 3))
+    for c in numba.prange(chunks):
+        s, h, u = _pass_inputs(LT, ST, p_b, DT, nu, tau, GT_parts[c], grad, c * size,
+                               min(n, (c + 1) * size))
+        out[c, 0] = s
+        out[c, 1] = h
+        out[c, 2] = u
+    return out[:, 0].sum(), out[:, 1].sum(), out[:, 2].sum()
+
+
+@numba.njit(cache=True, nogil=True)
+def _weights_inputs(LT, ST, p_b, DT, nu, tau, WT, lo, hi):  # pragma: no cover - compiled
+    """Fill WT[j] (lo <= j < hi) with input j's soft assignment (sums to one); its E[d]."""
+    n, k = LT.shape
+    inv = 1.0 / tau
+    used = 0.0
+    for j in range(lo, hi):
+        row = WT[j]
+        m = np.inf
+        for i in range(n):
+            v = nu * DT[j, i]
+            for a in range(k):
+                v += ST[j, a] * LT[i, a]
+            row[i] = v
+            if v < m:
+                m = v
+        z = 0.0
+        for i in range(n):
+            x = (m - row[i]) * inv
+            e = math.exp(x) if x > -CUTOFF else 0.0
+            row[i] = e
+            z += e
+        s = 0.0
+        for i in range(n):
+            row[i] /= z
+            s += row[i] * DT[j, i]
+        used += p_b[j] * s
+    return used
+
+
+@numba.njit(parallel=True, cache=True)
+def _weights_parallel(LT, ST, p_b, DT, nu, tau, WT, chunks):  # pragma: no cover - compiled
+    n = LT.shape[0]
+    size = (n + chunks - 1) // chunks
+    out = np.zeros(chunks)
+    for c in numba.prange(chunks):
+        out[c] = _weights_inputs(LT, ST, p_b, DT, nu, tau, WT, c * size, min(n, (c + 1) * size))
+    return out.sum()
+
+
+def log_softmax(theta: np.ndarray) -> np.ndarray:
+    """log r for the free logits θ ((k-1) x n; the last live private value's logit is 0)."""
+    full = np.vstack([theta, np.zeros((1, theta.shape[1]))])
+    top = full.max(axis=0)
+    return full - (top + np.log(np.exp(full - top).sum(axis=0)))
+
+
+class DenseDual:
+    """The smoothed dual of problem (1) over every pair, with the best hard bound seen.
+
+    Arrays handed to the kernels are private, writable, C-contiguous copies: numba
+    compiles read-only arguments separately, and the runner's arrays are read-only.
+    """
+
+    def __init__(self, problem: pb.PrivacyProblem, delta: float, D: np.ndarray,
+                 parallel: bool = False) -> None:
+        self.problem, self.delta, self.n = problem, float(delta), problem.n
+        self.live = np.flatnonzero(problem.p_a > 0)
+        self.P = np.array(problem.joint[self.live], dtype=np.float64)
+        self.p_a = np.array(problem.p_a[self.live], dtype=np.float64)
+        self.log_p = np.log(self.p_a)[:, None]
+        self.p_b = np.array(problem.p_b, dtype=np.float64)
+        safe = np.where(self.p_b > 0, self.p_b, 1.0)
+        self.ST = np.ascontiguousarray((self.P / safe[None, :]).T)
+        self.DT = np.array(D.T, dtype=np.float64, order="C")
+        self.parallel = bool(parallel)
+        self.chunks = int(min(self.n, 4 * numba.get_num_threads())) if parallel else 1
+        self.GT_parts = np.zeros((self.chunks, self.n, self.live.size))
+        self.WT = np.empty((self.n, self.n))
+        self.best_lb = -math.inf
+        self.best_nu = math.nan
+        self.evaluations = 0
+
+    # -- the dual ------------------------------------------------------------------------
+    def start(self) -> np.ndarray:
+        """Logits of the identity's posterior r(a | b̂_i) = p(a | b_i) (p(a) where p(b_i) = 0)."""
+        post = np.where(self.p_b[None, :] > 0, self.ST.T, self.p_a[:, None])
+        log_post = np.log(np.clip(post, FLOOR, 1.0))
+        return np.clip(log_post[:-1] - log_post[-1], -LOGIT_BOUND, LOGIT_BOUND)
+
+    def _pass(self, log_r: np.ndarray, nu: float, tau: float, grad: bool
+              ) -> tuple[float, np.ndarray | None, float]:
+        """(soft value, gradient in L or None, E[d]); records the hard bound it certifies."""
+        LT = np.ascontiguousarray((log_r - self.log_p).T)
+        if grad:
+            self.GT_parts.fill(0.0)
+        if self.parallel:
+            soft, hard, used = _pass_parallel(LT, self.ST, self.p_b, self.DT, nu, tau,
+                                              self.GT_parts, grad)
+        else:
+            soft, hard, used = _pass_inputs(LT, self.ST, self.p_b, self.DT, nu, tau,
+                                            self.GT_parts[0], grad, 0, self.n)
+        self.evaluations += 1
+        lb = hard - nu * self.delta
+        if lb > self.best_lb:
+            self.best_lb, self.best_nu = lb, nu
+        G = self.GT_parts.sum(axis=0).T if grad else None
+        return soft - nu * self.delta, G, used
+
+    def objective(self, par: np.ndarray, tau: float) -> tuple[float, np.ndarray]:
+        """-value and -gradient in (θ, log ν), for L-BFGS-B."""
+        theta = par[:-1].reshape(self.live.size - 1, self.n)
+        nu = math.exp(par[-1])
+        log_r = log_softmax(theta)
+        value, G, used = self._pass(log_r, nu, tau, True)
+        r = np.exp(log_r)
+        g_theta = (G - r * G.sum(axis=0))[:-1]  # chain rule through the softmax
+        g_nu = (used - self.delta) * nu
+        return -value, -np.concatenate([g_theta.ravel(), [g_nu]])
+
+    def soft_used(self, theta: np.ndarray, log_nu: float, tau: float) -> float:
+        """E[d] of the soft assignment (no gradient)."""
+        return self._pass(log_softmax(theta), math.exp(log_nu), tau, False)[2]
+
+    def budget_nu(self, theta: np.ndarray, log_nu: float, tau: float,
+                  used: Callable[[float], float] | None = None) -> float:
+        """The log ν at which the soft assignment spends exactly Δ (the feasible side).
+
+        E[d] falls as ν grows; the root is bracketed by steps of 2 from ``log_nu``, found by
+        Brent's method and nudged up until the budget holds. Returns +inf if no ν in range
+        meets it (Δ below what the soft assignment can reach at this τ).
+        """
+        f = used or (lambda ln: self.soft_used(theta, ln, tau))
+
+        def excess(ln: float) -> float:
+            return f(ln) - self.delta
+
+        e0 = excess(log_nu)
+        if e0 == 0.0:
+            return log_nu
+        step = 2.0 if e0 > 0 else -2.0
+        lo = log_nu
+        hi = lo + step
+        while (excess(hi) > 0) == (e0 > 0):
+            lo, hi = hi, hi + step
+            if abs(hi - log_nu) > 2 * LOG_NU_RANGE:
+                return math.inf if e0 > 0 else hi
+        a, b = min(lo, hi), max(lo, hi)
+        root = so.brentq(excess, a, b, xtol=1e-13, rtol=1e-14)
+        nudge = 1e-12
+        while excess(root) > 0:
+            if root > b:
+                return b
+            root += nudge
+            nudge *= 4.0
+        return root
+
+    # -- the primal ----------------------------------------------------------------------
+    def primal(self, theta: np.ndarray, log_nu: float, tau: float
+               ) -> tuple[float, np.ndarray | None]:
+        """(I in nats, WT) of the soft assignment at the ν that spends Δ (inf, None if none)."""
+        LT = np.ascontiguousarray((log_softmax(theta) - self.log_p).T)
+
+        def used(ln: float) -> float:
+            if self.parallel:
+                return _weights_parallel(LT, self.ST, self.p_b, self.DT, math.exp(ln), tau,
+                                         self.WT, self.chunks)
+            return _weights_inputs(LT, self.ST, self.p_b, self.DT, math.exp(ln), tau, self.WT,
+                                   0, self.n)
+
+        ln = self.budget_nu(theta, log_nu, tau, used)
+        if not math.isfinite(ln):
+            return math.inf, None
+        if used(ln) > self.delta:
+            return math.inf, None
+        return leakage_nats(self.P @ self.WT, self.p_a), self.WT.copy()
+
+    def posterior_bound(self, WT: np.ndarray, nu: float) -> None:
+        """Price the posterior decoder of a primal point (a free second certificate)."""
+        Q = self.P @ WT
+        q = Q.sum(axis=0)
+        post = np.where(q[None, :] > 0, Q / np.where(q > 0, q, 1.0)[None, :], self.p_a[:, None])
+        log_r = np.log(np.clip(post, FLOOR, 1.0))
+        log_r -= np.log(np.exp(log_r).sum(axis=0))[None, :]
+        self._pass(log_r, nu, 1.0, False)
+
+
+class SmoothedDual(pb.MappingMechanism):
+    """Dense entropy-smoothed dual ascent (continuation on τ) with a certified gap ``gap_bits``.
+
+    Parameters
+    ----------
+    tol : stop once U - L (the returned mapping's I minus the certified lower bound) is at
+        most this (bits; default 1e-3).
+    tau_start : the first temperature (nats per unit of input mass; default 1e-2).
+    tau_ratio : each stage's τ is the last one times this (in (0, 1); default 0.3).
+    max_rounds : τ stages at most (default 30).
+    max_seconds : stop after the stage that passes this (solver seconds; default 600).
+    lbfgs_iterations : L-BFGS-B iterations per stage at most (default 3000).
+    threads : threads for the dense passes when n >= 1024 (0 = numba's default, every core
+        this process may use; 1 = serial; below n = 1024 they are always serial).
+    max_n : refuse larger alphabets (default 4096): every evaluation costs |A| n² and the
+        solver keeps two dense n x n arrays (at 4096, 268 MB); beyond, use ``sppm``.
+    """
+
+    name = "smoothed_dual"
+    description = "dense entropy-smoothed dual of (1) (Nesterov 2005), certified gap (gap_bits)"
+    test_parameters = {"max_rounds": [3, 30]}
+
+    def __init__(self, tol: float = 1e-3, tau_start: float = 1e-2, tau_ratio: float = 0.3,
+                 max_rounds: int = 30, max_seconds: float = 600.0, lbfgs_iterations: int = 3000,
+                 threads: int = 0, max_n: int = 4096) -> None:
+        self.tol = tol
+        self.tau_start = tau_start
+        self.tau_ratio = tau_ratio
+        self.max_rounds = max_rounds
+        self.max_seconds = max_seconds
+        self.lbfgs_iterations = lbfgs_iterations
+        self.threads = threads
+        self.max_n = max_n
+
+    def check_params(self) -> None:
+        finite_float(f"{self.name}: tol", self.tol, low=0.0)
+        finite_float(f"{self.name}: tau_start", self.tau_start, low=0.0, strict_low=True)
+        ratio = finite_float(f"{self.name}: tau_ratio", self.tau_ratio, low=0.0, strict_low=True)
+        if ratio >= 1.0:
+            raise pb.ValidationError(f"{self.name}: tau_ratio must be < 1 (τ must decrease); "
+                                     f"got {self.tau_ratio!r}")
+        finite_float(f"{self.name}: max_seconds", self.max_seconds, low=0.0, strict_low=True)
+        for name, low in (("max_rounds", 1), ("lbfgs_iterations", 1), ("max_n", 1),
+                          ("threads", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+                positive_int(f"{self.name}: {name}", value, minimum=low)  # raises, naming it
+
+    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
+        if problem.n > int(self.max_n):
+            return True, (f"smoothed_dual evaluates all n² = {problem.n ** 2} pairs densely "
+                          f"(|A| n² work per evaluation, two n x n arrays); n = {problem.n} "
+                          f"exceeds max_n = {self.max_n} (raise it with "
+                          f"smoothed_dual:max_n={problem.n}, or use sppm, which is sparse)")
+        return False, None
+
+    def prepare(self, problem: pb.PrivacyProblem, context: pb.RunContext) -> None:
+        """Compile the numba kernels once per process on 3-symbol arrays, untimed (the
+        kernels only ever see private float64 copies, so one specialisation serves all)."""
+        super().prepare(problem, context)
+        if not _WARMED:
+            _compile()
+            _WARMED.add(True)
+
+    def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        t0 = time.perf_counter()
+        n = problem.n
+        D = problem.distortion.to_dense()
+        k = constant_output(problem, delta)
+        if k is not None:  # a constant output meets Δ: I = 0, certified by I >= 0
+            X = np.zeros((n, n))
+            X[k, :] = 1.0
+            seconds = time.perf_counter() - t0
+            return self.result(X, objective_bits=0.0, lower_bound_bits=0.0, gap_bits=0.0,
+                               converged=True, budget_dual=0.0, trace=[[seconds, 0.0, 0.0]],
+                               rounds=0, evaluations=0, stop="constant output meets the budget")
+        safe = D.argmin(axis=0)  # each input's least-distortion output
+        safe_used = float(problem.p_b @ D[safe, np.arange(n)])
+        if safe_used > delta:
+            raise pb.ValidationError(f"{self.name}: no mapping meets delta = {delta:g}: "
+                                     f"the least possible E[d] is {safe_used:.6g}")
+        threads = numba.get_num_threads()
+        if int(self.threads) > 1:
+            numba.set_num_threads(min(int(self.threads), numba.config.NUMBA_NUM_THREADS))
+        try:
+            return self._solve(problem, float(delta), D, safe, safe_used, t0)
+        finally:
+            numba.set_num_threads(threads)
+
+    def _solve(self, problem: pb.PrivacyProblem, delta: float, D: np.ndarray, safe: np.ndarray,
+               safe_used: float, t0: float) -> pb.MechanismResult:
+        n = problem.n
+        dual = DenseDual(problem, delta, D, parallel=n >= PARALLEL_MIN_N
+                         and int(self.threads) != 1 and numba.get_num_threads() > 1)
+        tol, deadline = float(self.tol), t0 + float(self.max_seconds)
+        progress = _Throttled(self.context.report)
+        theta = dual.start()
+        tau = float(self.tau_start)
+        # ν's first estimate: the budget slope of an average input (the curve's chord),
+        # then the ν at which the start decoder's soft assignment spends Δ
+        log_nu = math.log(max(problem.prior_mi_bits * LN2, 1e-3) / max(float(
+            (D @ problem.p_b).min()), 1e-300))
+        found = dual.budget_nu(theta, log_nu, tau)
+        log_nu = found if math.isfinite(found) else log_nu + LOG_NU_RANGE / 2
+        nu_bounds = (log_nu - LOG_NU_RANGE, log_nu + LOG_NU_RANGE)
+        bounds = [(-LOGIT_BOUND, LOGIT_BOUND)] * theta.size + [nu_bounds]
+        best_ub, best_WT = math.inf, None
+        trace: list[list[float]] = []
+        stages: list[dict[str, Any]] = []
+        stop = "rounds exhausted"
+        par = np.concatenate([theta.ravel(), [log_nu]])
+        for rnd in range(int(self.max_rounds)):
+            res = so.minimize(dual.objective, par, args=(tau,), jac=True, method="L-BFGS-B",
+                              bounds=bounds, options={"maxiter": int(self.lbfgs_iterations),
+                                                      "maxcor": 20})
+            par = res.x
+            theta, log_nu = par[:-1].reshape(theta.shape), float(par[-1])
+            ub, WT = dual.primal(theta, log_nu, tau)
+            if ub < best_ub:
+                best_ub, best_WT = ub, WT
+                dual.posterior_bound(WT, math.exp(log_nu))
+            seconds = time.perf_counter() - t0
+            upper, lower = best_ub / LN2, dual.best_lb / LN2
+            trace.append([seconds, upper, lower])
+            stages.append({"tau": tau, "iterations": int(res.nit), "evaluations": int(res.nfev),
+                           "upper_bits": upper, "lower_bits": lower, "seconds": seconds})
+            progress(stage=rnd, tau=tau, upper_bits=upper, lower_bound_bits=lower,
+                     gap_bits=upper - lower)
+            if upper - lower <= tol:
+                stop = "tolerance"
+                break
+            if time.perf_counter() >= deadline:
+                stop = "max_seconds"
+                break
+            tau *= float(self.tau_ratio)
+        X, repair = _finish(best_WT, D, problem.p_b, safe, safe_used, delta)
+        ub_bits = leakage_nats((X @ problem.joint.T).T, problem.p_a) / LN2
+        lb_bits = dual.best_lb / LN2
+        gap = max(ub_bits - lb_bits, 0.0)
+        return self.result(X, objective_bits=ub_bits, lower_bound_bits=lb_bits, gap_bits=gap,
+                           converged=gap <= tol, budget_dual=dual.best_nu, trace=trace,
+                           rounds=len(stages), stages=stages, evaluations=dual.evaluations,
+                           repair_theta=repair, stop=stop, tau_final=tau)
+
+
+def _finish(WT: np.ndarray | None, D: np.ndarray, p_b: np.ndarray, safe: np.ndarray,
+            safe_used: float, delta: float) -> tuple[np.ndarray, float]:
+    """The best soft assignment as an exactly column-stochastic X within Δ.
+
+    Dust (< ``DUST``) is dropped and columns renormalised; if that (or rounding) spends
+    more than Δ, X is mixed with each input's least-distortion output just enough.
+    """
+    n = D.shape[0]
+    X_safe = np.zeros((n, n))
+    X_safe[safe, np.arange(n)] = 1.0
+    if WT is None:
+        return X_safe, 0.0
+    X = np.where(WT.T < DUST, 0.0, WT.T)
+    X /= X.sum(axis=0, keepdims=True)
+    used = float(p_b @ (D * X).sum(axis=0))
+    X, theta = mix_into_budget(X, X_safe, used, safe_used, delta)
+    return X, theta
+
+
+class _Throttled:
+    """Forward progress fields to ``context.report`` at most every 0.5 s."""
+
+    def __init__(self, report: Callable[..., None], every_s: float = 0.5) -> None:
+        self.report, self.every_s, self.last = report, every_s, -math.inf
+
+    def __call__(self, **fields: Any) -> None:
+        now = time.perf_counter()
+        if now - self.last >= self.every_s:
+            self.last = now
+            self.report(**fields)
+
+
+#: whether this process has compiled the kernels (see ``SmoothedDual.prepare``)
+_WARMED: set[bool] = set()
+
+
+def _compile() -> None:
+    """Run both kernels once on 3 symbols with the argument types ``run`` passes."""
+    n, k = 3, 2
+    LT, ST = np.zeros((n, k)), np.full((n, k), 0.5)
+    p_b, DT = np.full(n, 1 / 3), np.ones((n, n))
+    G = np.zeros((1, n, k))
+    for grad in (True, False):
+        _pass_inputs(LT, ST, p_b, DT, 1.0, 0.1, G[0], grad, 0, n)
+        _pass_parallel(LT, ST, p_b, DT, 1.0, 0.1, G, grad)
+    _weights_inputs(LT, ST, p_b, DT, 1.0, 0.1, np.empty((n, n)), 0, n)
+    _weights_parallel(LT, ST, p_b, DT, 1.0, 0.1, np.empty((n, n)), 1)
+
+
+@pb.hookimpl
+def privbench_register_mechanisms() -> list[type]:
+    return [SmoothedDual]
