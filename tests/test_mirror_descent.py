@@ -103,7 +103,7 @@ def test_conformance() -> None:
 @pytest.mark.parametrize(("param", "value"), [
     ("iterations", -1), ("iterations", 2.5), ("tol", -1.0), ("tol", float("nan")),
     ("check_every", 0), ("eta", 0.0), ("eta", "big"), ("step", "newton"),
-    ("max_seconds", -1.0), ("max_n", 0), ("max_n", True),
+    ("max_seconds", -1.0), ("max_n", 0), ("max_n", True), ("threads", -1),
 ])
 def test_bad_parameters(param: str, value: object) -> None:
     with pytest.raises(pb.ValidationError, match=param):
