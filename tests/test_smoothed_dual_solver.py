@@ -97,3 +97,12 @@ def test_census_top100_matches_the_optimum(real_data_dir: Path, delta: float) ->
 
     problem = census.Census(top_k=100, data_dir=str(real_data_dir)).load()
     check_against_optimal(problem, delta)
+
+
+def test_max_seconds_stops_inside_a_stage_with_a_valid_mapping() -> None:
+    problem = pb.load_dataset("random", n=32, n_private=2, seed=3, distortion="random")
+    delta = 0.03 * float(row_budget_costs(problem).min())
+    res = SmoothedDual(max_seconds=1e-4).solve(problem, delta)
+    assert res.stats["stop"] == "max_seconds"
+    assert expected_distortion(problem, res.mapping) <= delta
+    assert res.stats["lower_bound_bits"] <= res.stats["objective_bits"]

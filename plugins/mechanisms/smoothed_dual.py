@@ -314,7 +314,8 @@ class SmoothedDual(pb.MappingMechanism):
     tau_start : the first temperature (nats per unit of input mass; default 1e-2).
     tau_ratio : each stage's τ is the last one times this (in (0, 1); default 0.3).
     max_rounds : τ stages at most (default 30).
-    max_seconds : stop after the stage that passes this (solver seconds; default 600).
+    max_seconds : stop once the solver has run this long (seconds; default 600): a stage
+        still running ends at its best point so far, whose primal point and bounds count.
     lbfgs_iterations : L-BFGS-B iterations per stage at most (default 3000).
     threads : threads for the dense passes when n >= 1024 (0 = numba's default, every core
         this process may use; 1 = serial; below n = 1024 they are always serial).
@@ -426,11 +427,25 @@ class SmoothedDual(pb.MappingMechanism):
         stages: list[dict[str, Any]] = []
         stop = "rounds exhausted"
         par = np.concatenate([theta.ravel(), [log_nu]])
+        best_par: list[Any] = [math.inf, par]  # the best smoothed point of the stage
+
+        def fun(x: np.ndarray, tau: float) -> tuple[float, np.ndarray]:
+            if time.perf_counter() >= deadline:
+                raise _OutOfTime
+            value, grad = dual.objective(x, tau)
+            if value < best_par[0]:
+                best_par[:] = [value, x.copy()]
+            return value, grad
+
         for rnd in range(int(self.max_rounds)):
-            res = so.minimize(dual.objective, par, args=(tau,), jac=True, method="L-BFGS-B",
-                              bounds=bounds, options={"maxiter": int(self.lbfgs_iterations),
-                                                      "maxcor": 20})
-            par = res.x
+            best_par[0] = math.inf
+            try:
+                res = so.minimize(fun, par, args=(tau,), jac=True, method="L-BFGS-B",
+                                  bounds=bounds, options={"maxiter": int(self.lbfgs_iterations),
+                                                          "maxcor": 20})
+                par, nit, nfev = res.x, int(res.nit), int(res.nfev)
+            except _OutOfTime:  # max_seconds inside a stage: its best point so far
+                par, nit, nfev = best_par[1], -1, -1
             theta, log_nu = par[:-1].reshape(theta.shape), float(par[-1])
             ub, WT = dual.primal(theta, log_nu, tau)
             if ub < best_ub:
@@ -439,7 +454,7 @@ class SmoothedDual(pb.MappingMechanism):
             seconds = time.perf_counter() - t0
             upper, lower = best_ub / LN2, dual.best_lb / LN2
             trace.append([seconds, upper, lower])
-            stages.append({"tau": tau, "iterations": int(res.nit), "evaluations": int(res.nfev),
+            stages.append({"tau": tau, "iterations": nit, "evaluations": nfev,
                            "upper_bits": upper, "lower_bits": lower, "seconds": seconds})
             progress(stage=rnd, tau=tau, upper_bits=upper, lower_bound_bits=lower,
                      gap_bits=upper - lower)
@@ -458,6 +473,10 @@ class SmoothedDual(pb.MappingMechanism):
                            converged=gap <= tol, budget_dual=dual.best_nu, trace=trace,
                            rounds=len(stages), stages=stages, evaluations=dual.evaluations,
                            repair_theta=repair, stop=stop, tau_final=tau)
+
+
+class _OutOfTime(Exception):
+    """``max_seconds`` passed during a stage."""
 
 
 def _finish(WT: np.ndarray | None, D: np.ndarray, p_b: np.ndarray, safe: np.ndarray,
