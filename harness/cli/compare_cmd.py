@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 NOT_REACHED = "not reached"   # E[d] for I<=t: no measured point reaches the target
 BELOW_CURVE = "< its min E[d]"  # I at Δ<=b: the mechanism's least distortion exceeds b
 NO_RATIO = "n/a"               # ratio: this mechanism or the reference did not reach it
-NO_CERTIFICATE = "-"           # excess: no run at that budget, or no optimum certificate
+NO_CERTIFICATE = "uncertified"  # excess: no run at that budget, or no optimum certificate
 
 
 def _f(v: float | None, empty: str) -> str:
@@ -104,10 +104,10 @@ def run(args: argparse.Namespace) -> int:
                     console.print("  " + escape(describe_excess(r.label, excess, str(instance))),
                                   highlight=False)
         console.print("  [dim]" + escape(
-            f"'excess at Δ': the run at that budget leaks this much more (bits, a certified "
-            f"interval) than the least leakage possible at the run's own distortion E[d] (the "
-            f"optimum metric; '{NO_CERTIFICATE}': not certified)") + "[/]", highlight=False)
-        _explain_empty_cells(console, rows, budgets, targets)
+            "'excess at Δ': the run at that budget leaks this much more (bits, a certified "
+            "interval) than the least leakage possible at the run's own distortion E[d] (the "
+            "optimum metric)") + "[/]", highlight=False)
+        _explain_empty_cells(console, rows, budgets, targets, g)
         _note_unconverged(console, g)
     return 0
 
@@ -121,7 +121,7 @@ def _excess_cell(excess: dict[str, float] | None) -> str:
 
 
 def _explain_empty_cells(console: Any, rows: list[Any], budgets: list[float],
-                         targets: list[float]) -> None:
+                         targets: list[float], runs: Any) -> None:
     """One line per kind of empty cell that occurs, naming the mechanisms."""
     from rich.markup import escape
 
@@ -132,8 +132,10 @@ def _explain_empty_cells(console: Any, rows: list[Any], budgets: list[float],
                       "at (e.g. a mechanism that exceeds Δ), so it is not comparable there",
          [r.label for r in rows for b in budgets if r.leakage_at[b] is None]),
         (NO_RATIO, "no ratio: this mechanism or the reference does not reach the target",
-         [r.label for r in rows for t in targets if r.ratio[t] is None
-          and r.distortion_for[t] is not None]),
+         [r.label for r in rows for t in targets if r.ratio[t] is None]),
+        (NO_CERTIFICATE, "no ok run at that budget, or the optimum metric did not certify it "
+                         "(not a mapping, or n above its max_n: -M optimum_large)",
+         [r.label for r in rows for b in budgets if excess_at(runs, r.label, b) is None]),
     )
     for cell, meaning, labels in kinds:
         if labels:
