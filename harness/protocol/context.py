@@ -7,6 +7,8 @@ a mechanism behaves the same under every executor and in tests.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -43,6 +45,19 @@ class RunContext:
     def report(self, **fields: Any) -> None:
         """Progress from inside a solve (shown on a terminal when a solve is long)."""
         self.on_progress(**fields)
+
+    def throttled(self, every_s: float = 0.5) -> Callable[..., None]:
+        """``report``, but at most once every ``every_s`` seconds: for a solver's inner loop,
+        which may iterate thousands of times a second."""
+        last = [-math.inf]
+
+        def report(**fields: Any) -> None:
+            now = time.perf_counter()
+            if now - last[0] >= every_s:
+                last[0] = now
+                self.report(**fields)
+
+        return report
 
     def get_mechanism(self, name: str, **params: Any) -> Any:
         """Create an inner mechanism (e.g. ``quantized``'s) through the host."""

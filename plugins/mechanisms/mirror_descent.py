@@ -57,9 +57,11 @@ only (the clock stops while the certificate is computed).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -252,7 +254,7 @@ class _Solver:
     def __init__(self, mech: MirrorDescent, problem: pb.PrivacyProblem, delta: float) -> None:
         self.mech, self.problem, self.delta = mech, problem, delta
         self.k = _kernels()
-        self.report = _Throttled(mech.context.report)
+        self.report = mech.context.throttled()
 
     # -- pieces --------------------------------------------------------------------------
     def _search(self, G: np.ndarray, a0: float) -> float:
@@ -357,29 +359,27 @@ class _Solver:
         return X
 
     # -- the solve -----------------------------------------------------------------------
-    def solve(self) -> pb.MechanismResult:
-        from privbench.protocol.optimum import decoder_lower_bound
-
+    def _trivial(self, D: np.ndarray, least: float, t_start: float) -> pb.MechanismResult | None:
+        """Refuse an infeasible Δ; answer a Δ a constant output meets (I = 0, certified)."""
         mech, problem, delta = self.mech, self.problem, self.delta
-        n = problem.n
-        t_start = time.perf_counter()
-        D = np.asarray(problem.distortion.to_dense(force=True), dtype=float)
-        cost = D * problem.p_b[None, :]
-        # the least-distortion mapping (ties shared): the only feasible points at Δ = least
-        colmin = D.min(axis=0)
-        least = float(problem.p_b @ colmin)
         if least > delta * (1.0 + 1e-12):
             raise pb.ValidationError(f"mirror_descent: no mapping meets the budget: the least "
                                      f"possible E[d] is {least:.6g} > delta = {delta:g}")
         k = constant_output(problem, delta)
-        if k is not None:  # perfect privacy within the budget
-            X = np.zeros((n, n))
-            X[k, :] = 1.0
-            return mech.result(X, gap_bits=0.0, lower_bound_bits=0.0, upper_bits=0.0,
-                               iterations=0, converged=True, budget_dual=0.0,
-                               trace=[[time.perf_counter() - t_start, 0.0, 0.0]],
-                               stop="perfect privacy (a constant output meets the budget)",
-                               eta=None, search_evaluations=0)
+        if k is None:
+            return None
+        X = np.zeros((problem.n, problem.n))
+        X[k, :] = 1.0
+        return mech.result(X, gap_bits=0.0, lower_bound_bits=0.0, upper_bits=0.0,
+                           iterations=0, converged=True, budget_dual=0.0,
+                           trace=[[time.perf_counter() - t_start, 0.0, 0.0]],
+                           stop="perfect privacy (a constant output meets the budget)",
+                           eta=None, search_evaluations=0)
+
+    def _setup(self, D: np.ndarray, colmin: np.ndarray, least: float) -> np.ndarray | None:
+        """The kernels' arrays (live columns only, transposed); the mask of allowed outputs
+        when Δ is the least distortion (only each column's cheapest), else None."""
+        problem = self.problem
         self.live_b = problem.p_b > 0
         self.p_a = problem.p_a
         self.live_a = self.p_a > 0
@@ -387,132 +387,176 @@ class _Solver:
         self.Pl = np.ascontiguousarray(P[:, self.live_b])
         self.pl = np.ascontiguousarray(problem.p_b[self.live_b])
         self.Pc = self.Pl / self.pl[None, :]
-        self.Q_dead = 0.0  # dead columns (p_j = 0) carry no mass
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = self.Pl / (self.p_a[:, None] * self.pl[None, :])
             terms = np.where(self.Pl > 0, self.Pc * np.log(np.where(self.Pl > 0, ratio, 1.0)), 0.0)
         self.kappa_over_p = terms.sum(axis=0)
         self.DT = np.ascontiguousarray(D[:, self.live_b].T)
-        # outputs allowed per column: all, except at Δ = least where only the cheapest are
-        tight = delta <= least * (1.0 + 1e-12)
-        mask_T = (self.DT <= colmin[self.live_b][:, None]) if tight else None
         positive = self.DT[self.DT > 0]
         self.scale = float(np.median(positive)) if positive.size else 1.0
         self.evaluations = 0
+        if self.delta > least * (1.0 + 1e-12):
+            return None
+        mask_T = self.DT <= colmin[self.live_b][:, None]
+        self.DT = np.where(mask_T, self.DT, 0.0)
+        return mask_T
 
-        eta = float(mech.eta)
-        adaptive = mech.step == "adaptive"
-        G0 = np.zeros_like(self.DT)
-        if mask_T is not None:
-            G0[~mask_T] = -np.inf
-            G0[mask_T] = 0.0
-            DT_search = np.where(mask_T, self.DT, 0.0)
-            self.DT = DT_search
+    def _new_buffers(self) -> None:
         self.buf_log, self.buf_X = np.empty_like(self.DT), np.empty_like(self.DT)
-        nu = self._search(G0, 0.0) if mask_T is None else self._at_zero(G0)
-        logXT, XT = self.buf_log, self.buf_X
-        self.buf_log, self.buf_X = np.empty_like(self.DT), np.empty_like(self.DT)
+
+    def _budgeted(self, G: np.ndarray, a0: float) -> float:
+        """The budget-respecting step from exponent ``G`` into the buffers; its a = η ν."""
+        return self._search(G, a0) if self.mask_T is None else self._at_zero(G)
+
+    def _accept(self, logXT: np.ndarray, XT: np.ndarray) -> _Iterate:
+        """The iterate at (log X, X): its posterior logs and leakage (bits)."""
         Q, L, empty = self._posterior_logs(XT)
-        f = self._bits(Q)
+        return _Iterate(logXT, XT, L, empty, self._bits(Q))
 
-        solver_s = time.perf_counter() - t_start
-        t_mark = time.perf_counter()
-        trace: list[list[float]] = []
-        best_lower = 0.0
-        it = 0
-        stop = "iterations"
-        converged = False
-        failed_tests = 0
-        nu_prev = 0.0
+    def _step(self, it: _Iterate, eta: float, guess: float
+              ) -> tuple[_Iterate, float, float, float, int]:
+        """One mirror step from ``it``: (new iterate, a = η ν, the η taken, the next η, how
+        many step tests failed).
 
-        def certify() -> float:
-            """The harness's decoder bound at the iterate (not the solver's work)."""
-            nonlocal best_lower, solver_s, t_mark
-            solver_s += time.perf_counter() - t_mark
-            lower = decoder_lower_bound(problem, self._full(XT), delta)
-            best_lower = max(best_lower, lower)
-            trace.append([solver_s, f, best_lower])
-            t_mark = time.perf_counter()
-            return f - best_lower
+        With ``step = adaptive`` a step failing the relative-smoothness test
+        f' <= f + <g, X' - X> + D_h(X', X) / η (nats; it holds at η <= 1) halves η; the
+        step is kept if it still descends (LENIENT), else redone with the shorter η.
+        """
+        failed = 0
+        while True:
+            base = self._base(it.logXT, it.L, it.empty, eta)
+            a = self._budgeted(base, guess * eta)
+            new = self._accept(self.buf_log, self.buf_X)
+            if self.mech.step != "adaptive":
+                return new, a, eta, eta, failed
+            if eta <= 1.0 or new.f * LN2 <= it.f * LN2 + self._model(
+                    it.logXT, it.XT, base, new.logXT, new.XT, eta) + 1e-15:
+                return new, a, eta, min(GROW * eta, ETA_MAX), failed
+            failed += 1
+            shorter = max(1.0, eta * SHRINK)
+            if new.f < it.f or not LENIENT:  # a descent all the same: keep it
+                return new, a, eta, shorter, failed
+            eta = shorter  # no descent: redo the step with the shorter η
 
-        gap = certify()
-        if gap <= mech.tol:
-            converged, stop = True, "tol"
-        while not converged and it < mech.iterations:
-            if mech.max_seconds is not None \
-                    and solver_s + time.perf_counter() - t_mark >= mech.max_seconds:
-                stop = "max_seconds"
-                break
-            while True:
-                base = self._base(logXT, L, empty, eta)
-                # warm start: ν extrapolated geometrically from the last two steps
-                guess = nu * min(2.0, max(0.5, nu / nu_prev)) if nu > 0 and nu_prev > 0 else nu
-                a = self._search(base, guess * eta) if mask_T is None else self._at_zero(base)
-                new_logXT, new_XT = self.buf_log, self.buf_X
-                new_Q, new_L, new_empty = self._posterior_logs(new_XT)
-                new_f = self._bits(new_Q)
-                next_eta = eta
-                if not adaptive:
-                    break
-                # relative-smoothness test f' <= f + <g, X' - X> + D_h(X', X) / η (nats);
-                # it holds at η <= 1 (module docstring)
-                if eta <= 1.0 or new_f * LN2 <= f * LN2 + self._model(
-                        logXT, XT, base, new_logXT, new_XT, eta) + 1e-15:
-                    next_eta = min(GROW * eta, ETA_MAX)
-                    break
-                failed_tests += 1
-                next_eta = max(1.0, eta * SHRINK)
-                if new_f < f or not LENIENT:  # a descent all the same: keep it
-                    break
-                eta = next_eta  # no descent: redo the step with the shorter η
-            nu_prev, nu = nu, a / eta
-            self.buf_log, self.buf_X = logXT, XT  # the old iterate's arrays are reused
-            logXT, XT, Q, L, empty, f = new_logXT, new_XT, new_Q, new_L, new_empty, new_f
-            it += 1
-            eta = next_eta
-            if it % mech.check_every == 0 or it == mech.iterations:
-                gap = certify()
-                self.report(iteration=it, gap_bits=gap, upper_bits=f, eta=eta)
-                if gap <= mech.tol:
-                    converged, stop = True, "tol"
-        if not converged and trace and trace[-1][1] != f:
-            gap = certify()
-            converged = gap <= mech.tol
-        solver_s += time.perf_counter() - t_mark
-        t_mark = time.perf_counter()
-
-        # repair: exact column sums, E[d] <= Δ by mixing with the least-distortion mapping
+    def _repaired(self, XT: np.ndarray, D: np.ndarray, colmin: np.ndarray
+                  ) -> tuple[np.ndarray, float]:
+        """X with exact column sums and E[d] <= Δ (mixed with the least-distortion mapping)."""
+        cost = D * self.problem.p_b[None, :]
         X = self._full(XT)
         X = np.where(np.isfinite(X), np.maximum(X, 0.0), 0.0)
         X /= X.sum(axis=0, keepdims=True)
         safe = (D <= colmin[None, :]).astype(float)
         safe /= safe.sum(axis=0, keepdims=True)
-        X, theta = mix_into_budget(X, safe, float(np.sum(cost * X)), float(np.sum(cost * safe)),
-                                   delta)
-        upper = self._bits((X @ P.T).T)
-        solver_s += time.perf_counter() - t_mark
+        return mix_into_budget(X, safe, float(np.sum(cost * X)), float(np.sum(cost * safe)),
+                               self.delta)
+
+    def solve(self) -> pb.MechanismResult:
+        mech, problem, delta = self.mech, self.problem, self.delta
+        clock = _SolverClock()
+        D = np.asarray(problem.distortion.to_dense(force=True), dtype=float)
+        colmin = D.min(axis=0)
+        least = float(problem.p_b @ colmin)
+        done = self._trivial(D, least, clock.started)
+        if done is not None:
+            return done
+        self.mask_T = mask_T = self._setup(D, colmin, least)
+        G0 = np.zeros_like(self.DT)
+        if mask_T is not None:
+            G0[~mask_T] = -np.inf
+        self._new_buffers()
+        nu = self._budgeted(G0, 0.0)
+        it = self._accept(self.buf_log, self.buf_X)
+        self._new_buffers()
+        cert = _Certifier(problem, delta, self._full, clock)
+        eta, nu_prev, k, failed_tests, stop = float(mech.eta), 0.0, 0, 0, "iterations"
+        converged = cert.gap(it) <= mech.tol
+        if converged:
+            stop = "tol"
+        while not converged and k < mech.iterations:
+            if mech.max_seconds is not None and clock.seconds() >= mech.max_seconds:
+                stop = "max_seconds"
+                break
+            # warm start: ν extrapolated geometrically from the last two steps
+            guess = nu * min(2.0, max(0.5, nu / nu_prev)) if nu > 0 and nu_prev > 0 else nu
+            new, a, taken, next_eta, failed = self._step(it, eta, guess)
+            failed_tests += failed
+            nu_prev, nu = nu, a / taken
+            self.buf_log, self.buf_X = it.logXT, it.XT  # the old iterate's arrays are reused
+            it, eta, k = new, next_eta, k + 1
+            if k % mech.check_every == 0 or k == mech.iterations:
+                gap = cert.gap(it)
+                self.report(iteration=k, gap_bits=gap, upper_bits=it.f, eta=eta)
+                if gap <= mech.tol:
+                    converged, stop = True, "tol"
+        if not converged and cert.trace[-1][1] != it.f:
+            cert.gap(it)
+        X, theta = self._repaired(it.XT, D, colmin)
+        upper = self._bits((X @ np.asarray(problem.joint, dtype=float).T).T)
+        solver_s = clock.seconds()
         if theta < 1.0:  # the returned mapping moved: certify it
-            best_lower = max(best_lower, decoder_lower_bound(problem, X, delta))
-        gap = max(upper - best_lower, 0.0)
-        trace.append([solver_s, upper, best_lower])
-        return mech.result(X, gap_bits=gap, lower_bound_bits=best_lower, upper_bits=upper,
-                           iterations=it, converged=bool(gap <= mech.tol), budget_dual=nu,
-                           trace=trace, stop=stop, eta=eta, failed_step_tests=failed_tests,
+            cert.raise_lower(X)
+        gap = max(upper - cert.best_lower, 0.0)
+        cert.trace.append([solver_s, upper, cert.best_lower])
+        return mech.result(X, gap_bits=gap, lower_bound_bits=cert.best_lower, upper_bits=upper,
+                           iterations=k, converged=bool(gap <= mech.tol), budget_dual=nu,
+                           trace=cert.trace, stop=stop, eta=eta, failed_step_tests=failed_tests,
                            search_evaluations=self.evaluations, repair_theta=float(theta),
                            solve_time_s=solver_s)
 
 
-class _Throttled:
-    """Forward progress fields to ``context.report`` at most every 0.5 s."""
+@dataclass
+class _Iterate:
+    """log X and X (transposed, live columns), the posterior logs L, the outputs without
+    mass and the leakage f (bits)."""
 
-    def __init__(self, report: Callable[..., None], every_s: float = 0.5) -> None:
-        self.report, self.every_s, self.last = report, every_s, 0.0
+    logXT: np.ndarray
+    XT: np.ndarray
+    L: np.ndarray
+    empty: np.ndarray
+    f: float
 
-    def __call__(self, **fields: Any) -> None:
-        now = time.perf_counter()
-        if now - self.last >= self.every_s:
-            self.last = now
-            self.report(**fields)
+
+class _SolverClock:
+    """The solver's own seconds: a stopwatch that pauses while the harness certifies."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.paused_s = 0.0
+
+    def seconds(self) -> float:
+        return time.perf_counter() - self.started - self.paused_s
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.paused_s += time.perf_counter() - t
+
+
+class _Certifier:
+    """The harness's decoder bound at iterates (not solver time) and the trace it writes."""
+
+    def __init__(self, problem: pb.PrivacyProblem, delta: float,
+                 full: Callable[[np.ndarray], np.ndarray], clock: _SolverClock) -> None:
+        self.problem, self.delta, self.full, self.clock = problem, delta, full, clock
+        self.best_lower = 0.0
+        self.trace: list[list[float]] = []
+
+    def raise_lower(self, X: np.ndarray) -> None:
+        from privbench.protocol.optimum import decoder_lower_bound
+
+        with self.clock.paused():
+            self.best_lower = max(self.best_lower,
+                                  decoder_lower_bound(self.problem, X, self.delta))
+
+    def gap(self, it: _Iterate) -> float:
+        """Certify the iterate; append ``[solver seconds, U, best L]``; return U - L."""
+        seconds = self.clock.seconds()
+        self.raise_lower(self.full(it.XT))
+        self.trace.append([seconds, it.f, self.best_lower])
+        return it.f - self.best_lower
 
 
 @pb.hookimpl

@@ -38,7 +38,6 @@ import contextlib
 import math
 import numbers
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -173,7 +172,7 @@ class SmoothedDual(pb.MappingMechanism):
         dual = DenseDual(problem, delta, D, parallel=n >= PARALLEL_MIN_N
                          and int(self.threads) != 1 and numba.get_num_threads() > 1)
         tol, deadline = float(self.tol), t0 + float(self.max_seconds)
-        progress = _Throttled(self.context.report)
+        progress = self.context.throttled()
         theta = dual.start()
         tau = float(self.tau_start)
         # ν's first estimate: the budget slope of an average input (the curve's chord),
@@ -268,19 +267,6 @@ def _one_blas_thread() -> contextlib.AbstractContextManager:
     except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
         return contextlib.nullcontext()
     return threadpool_limits(limits=1, user_api="blas")
-
-
-class _Throttled:
-    """Forward progress fields to ``context.report`` at most every 0.5 s."""
-
-    def __init__(self, report: Callable[..., None], every_s: float = 0.5) -> None:
-        self.report, self.every_s, self.last = report, every_s, -math.inf
-
-    def __call__(self, **fields: Any) -> None:
-        now = time.perf_counter()
-        if now - self.last >= self.every_s:
-            self.last = now
-            self.report(**fields)
 
 
 @pb.hookimpl

@@ -10,8 +10,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-import time
-from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -154,7 +152,11 @@ class SPPM(pb.MappingMechanism):
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         backend = pb.get_lp_backend(str(self.lp_backend))
-        progress = _Throttled(self.context.report)
+        throttled = self.context.throttled()
+
+        def progress(fields: dict[str, object]) -> None:
+            throttled(**fields)
+
         from ._sppm.solve import solve_sppm
 
         out = solve_sppm(_own_arrays(problem), delta, backend, x0=self.x0, on_iteration=progress,
@@ -198,19 +200,6 @@ def _own_arrays(problem: pb.PrivacyProblem) -> pb.PrivacyProblem:
     if isinstance(d, pb.FeatureDistortion):
         d = pb.FeatureDistortion(np.array(d.points), d.metric)
     return dataclasses.replace(problem, joint=np.array(problem.joint), distortion=d)
-
-
-class _Throttled:
-    """Forward SPPM's per-iteration fields to ``context.report`` at most every 0.5 s."""
-
-    def __init__(self, report: Callable[..., None], every_s: float = 0.5) -> None:
-        self.report, self.every_s, self.last = report, every_s, 0.0
-
-    def __call__(self, fields: dict[str, object]) -> None:
-        now = time.perf_counter()
-        if now - self.last >= self.every_s:
-            self.last = now
-            self.report(**fields)
 
 
 @pb.hookimpl
