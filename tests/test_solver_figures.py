@@ -70,9 +70,13 @@ def test_collect_table_and_reasons() -> None:
     assert shoot.best_lower(small) == 0.12  # sppm's bound serves optimal's curve too
     assert shoot.cells[(small, "sppm")].seconds == 0.4
     assert shoot.cells[(small, "optimal")].seconds is None
+    # its own certificate falls short, but sppm's bound (0.12) certifies it within 1e-3
+    assert shoot.cells[(small, "optimal")].seconds_vs_best == 2.0
+    assert shoot.cells[(big, "sppm")].seconds_vs_best is None  # it certified itself
     assert shoot.cells[(big, "sppm")].seconds == 30.0
     md = sf.markdown_table(shoot)
-    assert "| census[top_k=300] | 300 | 0.3 | – (gap reached only 0.07 bits) | 0.4 | – (not run) |" in md
+    assert ("| census[top_k=300] | 300 | 0.3 | – (gap reached only 0.07 bits; within 0.001 bits "
+            "of the best bound at 2 s) | 0.4 | – (not run) |") in md
     assert "| census[top_k=2000] | 2000 | 0.3 | – (skipped (n > max_n = 300)) | 30 | – (timeout) |" in md
     assert "expmec" not in md
     assert shoot.times() == {"optimal": [None, None], "sppm": [0.4, 30.0],
@@ -135,3 +139,25 @@ def test_report_without_traces_has_no_section(tmp_path: Path) -> None:
     assert main(["report", "--db", str(db), "--out", str(out)]) == 0
     assert "Solver shootout" not in (out / "index.html").read_text()
     assert not (out / "solvers.md").exists()
+
+
+def test_a_failed_run_lands_on_its_problems_instance(tmp_path: Path) -> None:
+    """A timed-out run never loads the problem, so it has no problem name; it must share
+    the instance of the same request's ok runs (whose name the data set chose), or the
+    table shows it as "not run" on a row of its own."""
+    from privbench.results.views import load_runs
+    from privbench.running.runner import failed_record
+
+    db = tmp_path / "runs.sqlite"
+    request = {"n": 20, "seed": 1, "distortion": "hamming", "bits": 6}
+    with ResultStore(db) as s:
+        s.add(execute_run(RunSpec(mechanism="sppm", dataset="random", delta=0.3,
+                                  dataset_params=request)))
+        s.add(failed_record(RunSpec(mechanism="optimal", dataset="random", delta=0.3,
+                                    dataset_params=request), "timeout", "timed out after 1 s"))
+    df = load_runs(db)
+    assert df["instance"].nunique() == 1
+    assert df["instance"].iloc[0] != "random[bits=6,distortion=hamming,n=20,seed=1]"
+    shoot = sf.collect(df)
+    assert len(shoot.instances) == 1
+    assert shoot.cells[(shoot.instances[0], "optimal")].why == "timeout"

@@ -155,29 +155,47 @@ class _Lagrangian:
         return value, slope
 
 
+#: bisection on ν stops once concavity proves no ν beats the best value found by more
+#: than this (nats): g lies below its tangent lines at the bracket's two ends
+ASCENT_TOL = 1e-10
+
+
 def _maximise(h: _Lagrangian, D: float, iterations: int) -> tuple[float, float]:
-    """max over ν >= 0 of g(ν) = h(ν) - ν D (nats) and its ν, by bisection on the slope."""
+    """max over ν >= 0 of g(ν) = h(ν) - ν D (nats) and its ν, by bisection on the slope.
+
+    g is concave and piecewise linear; its slope at ν is h's supergradient minus D. Between
+    lo (slope > 0) and hi (slope <= 0) the tangent lines at both ends bound g from above,
+    so bisection stops once their crossing is within ``ASCENT_TOL`` of the best value
+    (the best value is what the bound uses; any ν gives a valid bound).
+    """
     value, slope = h(0.0)
     best, best_nu = value, 0.0
     if slope <= D:  # the unconstrained minimiser already meets the budget
         return best, best_nu
-    lo, hi = 0.0, 1.0
+    lo, g_lo, s_lo = 0.0, value, slope - D
+    hi = 1.0
     for _ in range(200):  # find hi with slope(hi) <= D
         value, slope = h(hi)
         if value - hi * D > best:
             best, best_nu = value - hi * D, hi
         if slope <= D:
             break
-        lo, hi = hi, hi * 4.0
+        lo, g_lo, s_lo = hi, value - hi * D, slope - D
+        hi = hi * 4.0
+    g_hi, s_hi = value - hi * D, slope - D
     for _ in range(iterations):
+        if s_lo - s_hi > 0:  # the tangents at lo and hi cross at ν*; g <= their value there
+            nu_star = (g_hi - g_lo + s_lo * lo - s_hi * hi) / (s_lo - s_hi)
+            if g_lo + s_lo * (nu_star - lo) - best <= ASCENT_TOL * max(1.0, abs(best)):
+                break
         mid = 0.5 * (lo + hi)
         value, slope = h(mid)
         if value - mid * D > best:
             best, best_nu = value - mid * D, mid
         if slope > D:
-            lo = mid
+            lo, g_lo, s_lo = mid, value - mid * D, slope - D
         else:
-            hi = mid
+            hi, g_hi, s_hi = mid, value - mid * D, slope - D
         if hi - lo <= 1e-12 * max(1.0, hi):
             break
     return best, best_nu

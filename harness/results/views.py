@@ -24,9 +24,14 @@ def load_runs(db_path: str | Path) -> pd.DataFrame:
     if df.empty:
         return df.assign(label=pd.Series(dtype=str), instance=pd.Series(dtype=str))
     df["label"] = [format_label(m, p) for m, p in zip(df["mechanism"], df["params"], strict=True)]
+    # the problem's own name (from an ok run); a failed run of the same request (which
+    # never loaded it) borrows that name, so it lands on the same instance
+    request = [format_label(d, p) for d, p in zip(df["dataset"], df["dataset_params"], strict=True)]
+    named = {r: m["dataset_name"] for r, m in zip(request, df["metrics"], strict=True)
+             if isinstance(m, dict) and m.get("dataset_name")}
     df["instance"] = [
-        (m or {}).get("dataset_name") or format_label(d, p)
-        for d, p, m in zip(df["dataset"], df["dataset_params"], df["metrics"], strict=True)
+        (m if isinstance(m, dict) else {}).get("dataset_name") or named.get(r, r)
+        for r, m in zip(request, df["metrics"], strict=True)
     ]
     return df
 
