@@ -21,7 +21,6 @@ without drawing anything.
 from __future__ import annotations
 
 import html
-import io
 import math
 import re
 from dataclasses import dataclass
@@ -30,6 +29,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from ._figures import _plt, _png
 
 #: the certified gap (bits) whose time-to-reach the profiles and the table compare
 TARGET_BITS = 1e-3
@@ -193,22 +194,6 @@ def performance_profile(times: dict[str, list[float | None]], taus: np.ndarray
 
 
 # ---------------------------------------------------------------- drawing
-
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _png(fig: Any) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    _plt().close(fig)
-    return buf.getvalue()
-
 
 def _look(label: str) -> dict[str, Any]:
     """The label's colour and line style from the report's shared styles (if any)."""
