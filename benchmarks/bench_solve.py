@@ -6,10 +6,9 @@ synthetic sizes m = 4, 6, 8 (n = 16, 64, 256) show how solve time scales with n.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from ._common import Case, MechanismOnDataset, seconds_per_solve
+from ._common import PROCESSES, TIMERS, Case, MechanismOnDataset, seconds_per_solve, seconds_per_solve_fresh
 
 
 class Solve(MechanismOnDataset):
@@ -25,12 +24,14 @@ class Solve(MechanismOnDataset):
     #: CPU time of the process (all its threads), not wall time: on a shared 2-core VM wall
     #: time drifts by +-30% between two runs of identical code, CPU time far less. (The
     #: OR-Tools LP benchmarks keep wall time: they solve in a worker process.)
-    timer = staticmethod(time.process_time)
+    timer = "process_time"
 
     def track_solve_seconds(self, cases: dict[str, Case], mech: str, dataset: str) -> float:
-        """CPU seconds per solve, the fastest of several samples (see
-        ``_common.seconds_per_solve``)."""
-        return seconds_per_solve(self.mech, self.case, self.timer)
+        """CPU seconds per solve: the fastest of several samples in each of several fresh
+        processes (see ``_common.seconds_per_solve_fresh``)."""
+        if PROCESSES:
+            return seconds_per_solve_fresh(mech, dataset, self.timer)
+        return seconds_per_solve(self.mech, self.case, TIMERS[self.timer])
 
     track_solve_seconds.unit = "seconds"  # type: ignore[attr-defined]
 
