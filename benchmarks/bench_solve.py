@@ -8,17 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import PROCESSES, TIMERS, Case, MechanismOnDataset, seconds_per_solve, seconds_per_solve_fresh
+from ._common import SOLVE_DATASETS, SOLVE_MECHANISMS, TimedOnDataset
 
 
-class Solve(MechanismOnDataset):
+class Solve(TimedOnDataset):
     """``track_solve_seconds`` / ``peakmem_solve``: ``mechanism.run(problem, Δ)`` after an
     untimed prepare and warm-up run; smaller is better."""
 
-    params = (["expmec", "optimal", "sppm-highs", "sppm-dual"],
-              ["synthetic-m4", "synthetic-m6", "synthetic-m8", "census", "movielens"])
+    params = (SOLVE_MECHANISMS, SOLVE_DATASETS)
     param_names = ["mechanism", "dataset"]
-    timeout = 600
 
     prepared = True
     #: CPU time of the process (all its threads), not wall time: on a shared 2-core VM wall
@@ -26,15 +24,13 @@ class Solve(MechanismOnDataset):
     #: OR-Tools LP benchmarks keep wall time: they solve in a worker process.)
     timer = "process_time"
 
-    def track_solve_seconds(self, cases: dict[str, Case], mech: str, dataset: str) -> float:
-        """CPU seconds per solve: the fastest of several samples in each of several fresh
-        processes (see ``_common.seconds_per_solve_fresh``)."""
-        if PROCESSES:
-            return seconds_per_solve_fresh(mech, dataset, self.timer)
-        return seconds_per_solve(self.mech, self.case, TIMERS[self.timer])
+    def track_solve_seconds(self, cases: dict[str, Any], mech: str, dataset: str) -> float:
+        """CPU seconds per solve: the fastest of several samples in each of several rounds
+        of fresh processes (see ``_common.measure_rounds``)."""
+        return self.solve_seconds(cases, mech, dataset)
 
     track_solve_seconds.unit = "seconds"  # type: ignore[attr-defined]
 
-    def peakmem_solve(self, cases: dict[str, Case], mech: str, dataset: str) -> Any:
+    def peakmem_solve(self, cases: dict[str, Any], mech: str, dataset: str) -> Any:
         """Peak resident memory of the process around one solve (bytes)."""
         return self.mech.run(self.case.problem, self.case.delta)

@@ -35,12 +35,20 @@ def common():
         sys.modules["benchmarks"] = saved
 
 
-def test_fresh_processes_measure_a_solve(common) -> None:
-    seconds = common.seconds_per_solve_fresh("expmec", "synthetic-m4", "process_time",
-                                             processes=2)
-    assert 0.0 < seconds < common.SAMPLE_SECONDS  # several solves fit in one sample
+def test_rounds_of_fresh_processes_measure_every_case(common) -> None:
+    grid = [("expmec", "synthetic-m4", "process_time"),
+            ("optimal", "synthetic-m8", "process_time"),   # optimal stops at n = 64: skips
+            ("nosuch", "synthetic-m4", "process_time")]    # not in the grid: fails
+    seconds = common.measure_rounds(grid, rounds=2)
+    assert 0.0 < seconds[grid[0]] < common.SAMPLE_SECONDS  # several solves fit in a sample
+    assert seconds[grid[1]] is None
+    assert "nosuch on synthetic-m4 in a fresh process failed" in seconds[grid[2]]
 
 
-def test_a_failing_measurement_names_the_case(common) -> None:
-    with pytest.raises(RuntimeError, match="nosuch on synthetic-m4 in a fresh process failed"):
-        common.seconds_per_solve_fresh("nosuch", "synthetic-m4", "process_time", processes=1)
+def test_the_grid_covers_every_solve_time_benchmark(common) -> None:
+    grid = set(common.timed_grid())
+    assert ("sppm-dual", "census", "process_time") in grid
+    assert ("sppm-glop", "synthetic-m6", "perf_counter") in grid
+    # sppm-highs on the two LP data sets is in both grids, once
+    assert len(grid) == len(common.SOLVE_MECHANISMS) * len(common.SOLVE_DATASETS) + (
+        len(common.LP_BACKENDS) + len(common.WORKER_LP_BACKENDS)) * len(common.LP_DATASETS) - 2
