@@ -37,7 +37,15 @@ SAMPLES = 5
 #: rounds of fresh measuring processes for the solve-time benchmarks; per case the fastest
 #: figure is reported (see ``measure_rounds``). ``PRIVBENCH_BENCH_PROCESSES`` overrides it;
 #: 0 measures in the benchmark's own process
-PROCESSES = int(os.environ.get("PRIVBENCH_BENCH_PROCESSES", "3"))
+def _rounds_from_env(name: str = "PRIVBENCH_BENCH_PROCESSES", default: int = 3) -> int:
+    text = os.environ.get(name, str(default))
+    if not text.strip().isdigit():
+        raise ValueError(f"{name} must be a whole number >= 0 (rounds of measuring "
+                         f"processes; 0 = measure in the benchmark's process); got {text!r}")
+    return int(text)
+
+
+PROCESSES = _rounds_from_env()
 #: a fresh interpreter's measurement may take this long (seconds) before it counts as failed
 PROCESS_TIMEOUT = 600
 #: leakage target for the "distortion needed" benchmarks, as a fraction of I(A;B)

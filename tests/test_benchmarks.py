@@ -52,3 +52,11 @@ def test_the_grid_covers_every_solve_time_benchmark(common) -> None:
     # sppm-highs on the two LP data sets is in both grids, once
     assert len(grid) == len(common.SOLVE_MECHANISMS) * len(common.SOLVE_DATASETS) + (
         len(common.LP_BACKENDS) + len(common.WORKER_LP_BACKENDS)) * len(common.LP_DATASETS) - 2
+
+
+def test_a_bad_rounds_setting_names_the_variable(common, monkeypatch) -> None:
+    monkeypatch.setenv("PRIVBENCH_BENCH_PROCESSES", "three")
+    with pytest.raises(ValueError, match="PRIVBENCH_BENCH_PROCESSES must be a whole number"):
+        common._rounds_from_env()
+    monkeypatch.setenv("PRIVBENCH_BENCH_PROCESSES", "2")
+    assert common._rounds_from_env() == 2
