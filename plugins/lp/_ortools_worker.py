@@ -3,8 +3,12 @@
 Run as a script (``python _ortools_worker.py``), never imported into the host
 process: OR-Tools 9.15 and highspy >= 1.15 both ship ``libhighs.so.1`` and cannot be
 loaded into one process (google/or-tools#5246). Requests and replies are pickled
-``(command, payload)`` tuples on stdin / the original stdout; the solver's own output
-goes to stderr so it cannot corrupt the stream. Only numpy and OR-Tools are imported.
+``(command, payload)`` tuples on stdin and ``(ok, reply, cpu_seconds)`` on the original
+stdout, ``cpu_seconds`` being this process's CPU time so far (the host counts the CPU
+time of its solves wherever they ran); the solver's own output goes to stderr so it
+cannot corrupt the stream. One worker serves many masters in turn (``start`` replaces
+the model, ``reset`` drops it), so a solve never pays for starting an interpreter or
+importing OR-Tools. Only numpy and OR-Tools are imported.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import time
 from typing import Any
 
 # this file's folder holds privbench's own ``ortools.py``: keep it off the import path
@@ -89,6 +94,9 @@ def main() -> int:
                 assert master is not None
                 master.add(*payload)
                 reply = None
+            elif command == "reset":
+                master = None
+                reply = None
             elif command == "costs":
                 assert master is not None
                 master.set_costs(payload)
@@ -100,9 +108,10 @@ def main() -> int:
                 return 0
             else:
                 raise ValueError(f"unknown command {command!r}")
-            pickle.dump((True, reply), out, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump((True, reply, time.process_time()), out,
+                        protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:  # noqa: BLE001 - reported to the host process
-            pickle.dump((False, f"{type(exc).__name__}: {exc}"), out,
+            pickle.dump((False, f"{type(exc).__name__}: {exc}", time.process_time()), out,
                         protocol=pickle.HIGHEST_PROTOCOL)
         out.flush()
 
