@@ -15,14 +15,13 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 import privbench as pb
+from privbench.protocol.clock import cpu_seconds
 
 #: SPPM is run with a fixed iteration budget, so a tracked gap measures what a fixed
 #: amount of work certifies (and CI stays fast)
@@ -30,14 +29,14 @@ SPPM_ITERATIONS = 30
 #: the benchmark budget Δ, as a fraction of the distortion of the best constant mapping
 #: (at which zero leakage is reachable); makes one Δ meaningful on every data set
 BUDGET_FRACTION = 0.25
-#: a solve-time sample repeats the solve until it spans this many seconds of its timer
+#: a solve-time sample repeats the solve until it spans this many CPU seconds
 SAMPLE_SECONDS = 0.2
-#: samples per solve-time benchmark; the fastest is reported (see ``seconds_per_solve``)
-SAMPLES = 5
+#: samples per measuring process; the fastest is its figure (see ``seconds_per_solve``)
+SAMPLES = 3
 #: rounds of fresh measuring processes for the solve-time benchmarks; per case the fastest
 #: figure is reported (see ``measure_rounds``). ``PRIVBENCH_BENCH_PROCESSES`` overrides it;
 #: 0 measures in the benchmark's own process
-def _rounds_from_env(name: str = "PRIVBENCH_BENCH_PROCESSES", default: int = 3) -> int:
+def _rounds_from_env(name: str = "PRIVBENCH_BENCH_PROCESSES", default: int = 8) -> int:
     text = os.environ.get(name, str(default))
     if not text.strip().isdigit():
         raise ValueError(f"{name} must be a whole number >= 0 (rounds of measuring "
@@ -182,9 +181,12 @@ def distortion_for_target(mech: pb.Mechanism, case: Case, target_bits: float,
     return float(pb.metrics.expected_distortion(problem, best.mapping))
 
 
-def seconds_per_solve(mech: pb.Mechanism, case: Case, timer: Callable[[], float]) -> float:
-    """Seconds per ``mech.run`` (prepared and warmed up in setup): the fastest of SAMPLES
-    samples, each repeating the solve until it spans SAMPLE_SECONDS; GC off, as timeit.
+def seconds_per_solve(mech: pb.Mechanism, case: Case) -> float:
+    """CPU seconds per ``mech.run`` (prepared and warmed up in setup): the fastest of
+    SAMPLES samples, each repeating the solve until it spans SAMPLE_SECONDS; GC off, as
+    timeit. CPU time of the process (all threads) and of the helper processes that solved
+    for it (``privbench.protocol.clock``: the OR-Tools worker), not wall time, which on
+    this shared VM drifts by +-30% between two runs of identical code.
 
     Why not asv's own ``time_*``: ``asv continuous --quick`` takes one sample of one call,
     and on this shared 2-core VM one sample of identical code moved by 10-25% between
@@ -196,11 +198,11 @@ def seconds_per_solve(mech: pb.Mechanism, case: Case, timer: Callable[[], float]
     gc.disable()
     try:
         for _ in range(SAMPLES):
-            count, start = 0, timer()
+            count, start = 0, cpu_seconds()
             while True:
                 mech.run(case.problem, case.delta)
                 count += 1
-                elapsed = timer() - start
+                elapsed = cpu_seconds() - start
                 if elapsed >= SAMPLE_SECONDS:
                     break
             best = min(best, elapsed / count)
@@ -249,38 +251,33 @@ except NotImplementedError:
     print("null")
 """
 
-TIMERS: dict[str, Callable[[], float]] = {"process_time": time.process_time,
-                                          "perf_counter": time.perf_counter}
-
 #: the solve-time grid (bench_solve.Solve, bench_lp.SPPMBackends / SPPMWorkerBackends)
 SOLVE_MECHANISMS = ["expmec", "optimal", "sppm-highs", "sppm-dual"]
 SOLVE_DATASETS = ["synthetic-m4", "synthetic-m6", "synthetic-m8", "census", "movielens"]
-#: LP backends that solve in this process (CPU time) and OR-Tools ones (a worker process:
-#: wall time, whose CPU time this process does not see)
-LP_BACKENDS = ["mckp", "highs", "scipy", "cvxpy"]
-WORKER_LP_BACKENDS = ["glop", "pdlp"]
+#: SPPM's LP backends (glop and pdlp solve in an OR-Tools worker process, whose CPU time
+#: the worker reports with every reply: see ``privbench.protocol.clock``)
+LP_BACKENDS = ["mckp", "highs", "scipy", "cvxpy", "glop", "pdlp"]
 LP_DATASETS = ["synthetic-m6", "census"]
 #: the cache key under which ``TimedOnDataset.setup_cache`` stores the measured seconds
 SOLVE_SECONDS = "__solve_seconds__"
 
-Key = tuple[str, str, str]
+Key = tuple[str, str]
 
 
 def timed_grid() -> list[Key]:
-    """Every (mechanism label, dataset label, timer) the solve-time benchmarks report."""
-    grid = [(m, d, "process_time") for m in SOLVE_MECHANISMS for d in SOLVE_DATASETS]
-    grid += [(f"sppm-{b}", d, "process_time") for b in LP_BACKENDS for d in LP_DATASETS]
-    grid += [(f"sppm-{b}", d, "perf_counter") for b in WORKER_LP_BACKENDS for d in LP_DATASETS]
+    """Every (mechanism label, dataset label) the solve-time benchmarks report."""
+    grid = [(m, d) for m in SOLVE_MECHANISMS for d in SOLVE_DATASETS]
+    grid += [(f"sppm-{b}", d) for b in LP_BACKENDS for d in LP_DATASETS]
     return list(dict.fromkeys(grid))
 
 
-def measure_here(mech_label: str, dataset_label: str, timer: str) -> float:
+def measure_here(mech_label: str, dataset_label: str) -> float:
     """Load, create, prepare and warm up as ``setup`` does, then ``seconds_per_solve``."""
     case = require({dataset_label: load_case(dataset_label)}, dataset_label)
     mech = mechanism(mech_label)
     skip_unsuitable(mech, case)
     prepare(mech, case)
-    return seconds_per_solve(mech, case, TIMERS[timer])
+    return seconds_per_solve(mech, case)
 
 
 def measure_fresh(key: Key) -> float | None:
@@ -335,7 +332,6 @@ class TimedOnDataset(MechanismOnDataset):
     ``track_solve_seconds`` benchmarks read their figure from it."""
 
     timeout = 3600  # setup_cache measures the whole grid
-    timer = "process_time"
 
     def setup_cache(self) -> dict[str, Any]:
         cache: dict[str, Any] = load_cases(list(DATASETS))
@@ -346,8 +342,8 @@ class TimedOnDataset(MechanismOnDataset):
     def solve_seconds(self, cache: dict[str, Any], mech_label: str, dataset: str) -> float:
         """The measured seconds per solve of this case (in-process when PROCESSES is 0)."""
         if not PROCESSES:
-            return seconds_per_solve(self.mech, self.case, TIMERS[self.timer])
-        value = cache[SOLVE_SECONDS].get((mech_label, dataset, self.timer))
+            return seconds_per_solve(self.mech, self.case)
+        value = cache[SOLVE_SECONDS].get((mech_label, dataset))
         if value is None:
             raise RuntimeError(f"{mech_label} on {dataset} was not measured (it skipped in "
                                "the measuring process, but not here)")

@@ -19,10 +19,6 @@ class Solve(TimedOnDataset):
     param_names = ["mechanism", "dataset"]
 
     prepared = True
-    #: CPU time of the process (all its threads), not wall time: on a shared 2-core VM wall
-    #: time drifts by +-30% between two runs of identical code, CPU time far less. (The
-    #: OR-Tools LP benchmarks keep wall time: they solve in a worker process.)
-    timer = "process_time"
 
     def track_solve_seconds(self, cases: dict[str, Any], mech: str, dataset: str) -> float:
         """CPU seconds per solve: the fastest of several samples in each of several rounds
