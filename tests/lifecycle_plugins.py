@@ -47,11 +47,17 @@ class Vandal(pb.MappingMechanism):
         pass
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
-        for target in (problem.joint, problem.p_b):
+        dist = problem.distortion
+        for target in (problem.joint, problem.p_b, getattr(dist, "points", dist.to_dense())):
+            try:
+                target.flags.writeable = True  # an array that owns its memory allows this
+            except ValueError:
+                pass  # immutable memory: the flag cannot be switched back
             try:
                 target[...] = 1.0 / target.size
             except ValueError:
                 pass  # read-only: the write is refused
+        dist.metric = "hamming"  # rebinding an attribute of the run's own distortion object
         try:
             object.__setattr__(problem, "joint", np.full_like(problem.joint, 1.0 / problem.joint.size))
         except AttributeError:

@@ -134,7 +134,8 @@ class PrivacyProblem:
 
     def for_run(self) -> PrivacyProblem:
         """The copy one run receives: shared read-only arrays, its own tables and parts."""
-        changes: dict[str, Any] = {"meta": copy.deepcopy(self.meta)}
+        changes: dict[str, Any] = {"meta": copy.deepcopy(self.meta),
+                                   "distortion": copy.copy(self.distortion)}
         if self.records is not None:
             changes["records"] = self.records.copy()
         for name in ("coding", "ratings", "targets", "catalog", "holdout"):

@@ -1,8 +1,9 @@
 """Loading problems once per process, and handing each run a view it cannot change.
 
 The cache keeps the last few problems a process loaded (sweeps revisit the same data
-set for every mechanism and budget). Cached arrays are read-only, and every run gets a
-shallow copy whose mutable containers are its own, so no mechanism can alter what a
+set for every mechanism and budget). Cached arrays live in immutable memory (read-only
+for good: the flag cannot be switched back), and every run gets a shallow copy whose
+mutable containers and distortion object are its own, so no mechanism can alter what a
 later run sees.
 """
 
@@ -22,13 +23,28 @@ _CACHE: OrderedDict[str, PrivacyProblem] = OrderedDict()
 CACHE_SIZE = 4
 
 
+def immutable(array: np.ndarray) -> np.ndarray:
+    """A read-only copy of ``array`` whose memory is an immutable ``bytes`` object.
+
+    Clearing the writeable flag of an array that owns its memory is not enough: any code
+    may set it back (``a.flags.writeable = True``). NumPy refuses that for an array over
+    read-only memory. Object arrays (pointers) can only be flagged.
+    """
+    if array.dtype.hasobject:
+        array.flags.writeable = False
+        return array
+    data = np.ascontiguousarray(array).tobytes()
+    return np.frombuffer(data, dtype=array.dtype).reshape(array.shape)
+
+
 def _freeze_arrays(obj: Any, depth: int = 0) -> None:
-    """Mark every numpy array reachable through ``obj``'s attributes read-only."""
+    """Replace every numpy array reachable through ``obj``'s attributes by ``immutable``."""
     if depth > 2:
         return
-    for value in list(getattr(obj, "__dict__", {}).values()):
+    attributes = getattr(obj, "__dict__", {})
+    for name, value in list(attributes.items()):
         if isinstance(value, np.ndarray):
-            value.flags.writeable = False
+            attributes[name] = immutable(value)
         elif hasattr(value, "__dict__") and not isinstance(value, type):
             _freeze_arrays(value, depth + 1)
 
