@@ -63,7 +63,7 @@ def test_table_shows_full_run_keys(tmp_path: Path, base_db: Path, capsys, monkey
     ("gap_bits", 0.01),           # weaker certificate
     ("gap_bits", None),           # certificate lost
     ("distortion", 0.26),         # 4% more distortion
-    ("runtime_s", 2.0),           # twice as slow
+    ("runtime_s", 2.1),           # more than twice as slow (one sample a side)
     ("status", "error"),          # stopped working
 ])
 def test_worse_is_flagged(tmp_path: Path, base_db: Path, capsys, field: str, value: Any) -> None:
@@ -142,6 +142,7 @@ def test_a_real_sweep_run_twice_is_unchanged(tmp_path: Path) -> None:
     ["{base}", "--base-sweep", "s"],
     ["{base}", "--base-sweep", "nope", "--new-sweep", "s"],
     ["{base}", "--runtime-factor", "0.5"],
+    ["{base}", "--runtime-factor-single", "0.9"],
     ["{base}"],  # every run stored once: nothing to compare
 ])
 def test_bad_requests_exit_2(tmp_path: Path, base_db: Path, capsys, args: list[str]) -> None:
@@ -166,3 +167,15 @@ def test_the_noise_floor_is_a_tenth_of_a_second(tmp_path: Path) -> None:
     base = store(tmp_path / "a.sqlite", record(runtime_s=0.1))
     assert regress(base, store(tmp_path / "b.sqlite", record(runtime_s=0.19))) == 0  # x1.9, 90 ms
     assert regress(base, store(tmp_path / "c.sqlite", record(runtime_s=0.25))) == 1
+
+
+def test_a_single_sample_must_be_twice_as_slow(tmp_path: Path) -> None:
+    """One timed sample a side cannot show the noise: the toy sweep's SPPM run measured
+    0.22 s, then 0.40 s (x1.83) under load on identical code. Three a side can."""
+    base = store(tmp_path / "a.sqlite", _timed([0.22]))
+    assert regress(base, store(tmp_path / "b.sqlite", _timed([0.40]))) == 0
+    assert regress(base, store(tmp_path / "c.sqlite", _timed([0.45]))) == 1  # x2.05
+    assert regress(base, store(tmp_path / "d.sqlite", _timed([0.40])),
+                   "--runtime-factor-single", "1.5") == 1
+    three = store(tmp_path / "e.sqlite", _timed([0.21, 0.22, 0.23]))
+    assert regress(three, store(tmp_path / "f.sqlite", _timed([0.38, 0.40, 0.41]))) == 1

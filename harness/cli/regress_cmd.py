@@ -13,7 +13,9 @@ Worse means larger: I(A;B̂) (``mi_bits``), the certified gap (``gap_bits``), th
 distortion and the runtime, or a run that was ok and no longer is. Runtime is judged
 honestly about noise: a slow-down must exceed ``--runtime-factor`` and the noise floor
 ``--runtime-min`` and, for runs with ``--repeat`` samples, the slowest base sample must
-be faster than the fastest new one. The exit status is
+be faster than the fastest new one. A side with fewer than ``REPEATS_FOR_FACTOR`` samples
+is weaker evidence and must be ``--runtime-factor-single`` slower (one fresh process of
+identical code here ran up to 1.7x slower than another in a window of slowness). The exit status is
 1 when anything got worse beyond its threshold, 0 otherwise, 2 for a bad request.
 """
 
@@ -33,6 +35,8 @@ from privbench.results.store import open_existing
 
 #: exit status when something got worse
 EXIT_REGRESSED = 1
+#: timed samples (``--repeat``) each side needs for ``--runtime-factor`` to apply
+REPEATS_FOR_FACTOR = 3
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,8 @@ class Thresholds:
     mi_bits: float = 1e-4          # absolute, bits
     gap_bits: float = 1e-4         # absolute, bits
     distortion: float = 1e-3       # relative to max(|base|, 1e-12)
-    runtime_factor: float = 1.5    # new / base
+    runtime_factor: float = 1.5    # new / base, both sides with REPEATS_FOR_FACTOR samples
+    runtime_factor_single: float = 2.0  # new / base when a side has fewer samples
     runtime_min_s: float = 0.1     # noise floor: ignore slow-downs smaller than this many seconds
 
 
@@ -102,17 +107,20 @@ def compare_rows(key: str, base: dict[str, Any], new: dict[str, Any], t: Thresho
         check("distortion", n - b > scale, b - n > scale)
     b, n = _num(base.get("runtime_s")), _num(new.get("runtime_s"))
     if b is not None and n is not None:
-        b_lo, b_hi = _sample_range(base, b)
-        n_lo, n_hi = _sample_range(new, n)
+        b_lo, b_hi, b_count = _sample_range(base, b)
+        n_lo, n_hi, n_count = _sample_range(new, n)
         # with repeats the medians must differ beyond the factor AND the samples must not
-        # overlap: one slow sample on a shared machine is noise, not a regression
-        check("runtime_s", n > b * t.runtime_factor and n - b > t.runtime_min_s and n_lo > b_hi,
-              b > n * t.runtime_factor and b - n > t.runtime_min_s and b_lo > n_hi)
+        # overlap: one slow sample on a shared machine is noise, not a regression; with
+        # too few samples to see the noise, the slow-down must be larger
+        factor = t.runtime_factor if min(b_count, n_count) >= REPEATS_FOR_FACTOR \
+            else max(t.runtime_factor, t.runtime_factor_single)
+        check("runtime_s", n > b * factor and n - b > t.runtime_min_s and n_lo > b_hi,
+              b > n * factor and b - n > t.runtime_min_s and b_lo > n_hi)
     return changes
 
 
-def _sample_range(row: dict[str, Any], runtime: float) -> tuple[float, float]:
-    """(min, max) of a run's timed samples (``--repeat``), else its one runtime."""
+def _sample_range(row: dict[str, Any], runtime: float) -> tuple[float, float, int]:
+    """(min, max, count) of a run's timed samples (``--repeat``), else its one runtime."""
     metrics = row.get("metrics")
     if isinstance(metrics, str):
         try:
@@ -121,7 +129,7 @@ def _sample_range(row: dict[str, Any], runtime: float) -> tuple[float, float]:
             metrics = None
     samples = [v for v in (_num(x) for x in ((metrics or {}).get("runtime_samples_s") or []))
                if v is not None]
-    return (min(samples), max(samples)) if samples else (runtime, runtime)
+    return (min(samples), max(samples), len(samples)) if samples else (runtime, runtime, 1)
 
 
 def compare_frames(base: pd.DataFrame, new: pd.DataFrame, t: Thresholds
@@ -197,7 +205,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--distortion-tol", type=float, default=t.distortion, metavar="REL",
                    help=f"allowed relative increase of distortion (default {t.distortion:g})")
     p.add_argument("--runtime-factor", type=float, default=t.runtime_factor, metavar="X",
-                   help=f"allowed slow-down factor (default {t.runtime_factor:g})")
+                   help=f"allowed slow-down factor when both sides have >= {REPEATS_FOR_FACTOR} "
+                        f"timed samples (--repeat) (default {t.runtime_factor:g})")
+    p.add_argument("--runtime-factor-single", type=float, default=t.runtime_factor_single,
+                   metavar="X", help="allowed slow-down factor when a side has fewer samples "
+                                     f"(default {t.runtime_factor_single:g})")
     p.add_argument("--runtime-min", type=float, default=t.runtime_min_s, metavar="S",
                    help="ignore slow-downs of fewer seconds than this "
                         f"(default {t.runtime_min_s:g})")
@@ -214,10 +226,12 @@ def run(args: argparse.Namespace) -> int:
     for name in ("mi_tol", "gap_tol", "distortion_tol", "runtime_min"):
         if not getattr(args, name) >= 0:
             raise ValidationError(f"--{name.replace('_', '-')} must be >= 0")
-    if not args.runtime_factor >= 1:
-        raise ValidationError("--runtime-factor must be >= 1")
+    for name in ("runtime_factor", "runtime_factor_single"):
+        if not getattr(args, name) >= 1:
+            raise ValidationError(f"--{name.replace('_', '-')} must be >= 1")
     t = Thresholds(mi_bits=args.mi_tol, gap_bits=args.gap_tol, distortion=args.distortion_tol,
                    runtime_factor=math.inf if args.no_runtime else args.runtime_factor,
+                   runtime_factor_single=args.runtime_factor_single,
                    runtime_min_s=args.runtime_min)
     base, new, base_label, new_label = load_sides(args)
     changes, counts = compare_frames(base, new, t)

@@ -149,8 +149,7 @@ def _solve(mechanism: Mechanism, problem: PrivacyProblem, delta: float, spec: Ru
     record["runtime_s"] = statistics.median(samples)
     record["peak_mem_mb"] = max(peaks)
     record["metrics"].update(prepare_s=prepare_s, peak_rss_mb=meter.peak_rss_mb)
-    if len(samples) > 1:
-        record["metrics"]["runtime_samples_s"] = samples
+    record["metrics"]["runtime_samples_s"] = samples
     return result
 
 
