@@ -251,7 +251,7 @@ except NotImplementedError:
     print("null")
 """
 
-#: the solve-time grid (bench_solve.Solve, bench_lp.SPPMBackends / SPPMWorkerBackends)
+#: the solve-time grid (bench_solve.Solve, bench_lp.SPPMBackends)
 SOLVE_MECHANISMS = ["expmec", "optimal", "sppm-highs", "sppm-dual"]
 SOLVE_DATASETS = ["synthetic-m4", "synthetic-m6", "synthetic-m8", "census", "movielens"]
 #: SPPM's LP backends (glop and pdlp solve in an OR-Tools worker process, whose CPU time
