@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import random
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ SAMPLES = 3
 #: rounds of fresh measuring processes for the solve-time benchmarks; per case the fastest
 #: figure is reported (see ``measure_rounds``). ``PRIVBENCH_BENCH_PROCESSES`` overrides it;
 #: 0 measures in the benchmark's own process
-def _rounds_from_env(name: str = "PRIVBENCH_BENCH_PROCESSES", default: int = 8) -> int:
+def _rounds_from_env(name: str = "PRIVBENCH_BENCH_PROCESSES", default: int = 16) -> int:
     text = os.environ.get(name, str(default))
     if not text.strip().isdigit():
         raise ValueError(f"{name} must be a whole number >= 0 (rounds of measuring "
@@ -235,7 +236,8 @@ class MechanismOnDataset:
 
 
 #: runs in a fresh interpreter: imports this package from its folder (not from sys.path,
-#: which need not hold it) and prints one measurement as JSON (null: the case skips)
+#: which need not hold it), measures the cases given as JSON and prints their figures as
+#: JSON (per case: seconds, null when it skips, {"error": ...} when it fails)
 _CHILD = """
 import importlib.util, json, os, sys
 init = sys.argv[1]
@@ -244,11 +246,8 @@ spec = importlib.util.spec_from_file_location(
 package = importlib.util.module_from_spec(spec)
 sys.modules["benchmarks"] = package
 spec.loader.exec_module(package)
-from benchmarks._common import measure_here
-try:
-    print(json.dumps(measure_here(*sys.argv[2:])))
-except NotImplementedError:
-    print("null")
+from benchmarks._common import measure_many
+print(json.dumps(measure_many([tuple(key) for key in json.loads(sys.argv[2])])))
 """
 
 #: the solve-time grid (bench_solve.Solve, bench_lp.SPPMBackends)
@@ -271,55 +270,89 @@ def timed_grid() -> list[Key]:
     return list(dict.fromkeys(grid))
 
 
-def measure_here(mech_label: str, dataset_label: str) -> float:
-    """Load, create, prepare and warm up as ``setup`` does, then ``seconds_per_solve``."""
-    case = require({dataset_label: load_case(dataset_label)}, dataset_label)
+def measure_here(mech_label: str, dataset_label: str,
+                 cases: dict[str, Case] | None = None) -> float:
+    """Load (or take from ``cases``), create, prepare and warm up as ``setup`` does, then
+    ``seconds_per_solve``."""
+    cases = {} if cases is None else cases
+    if dataset_label not in cases:
+        cases[dataset_label] = load_case(dataset_label)
+    case = require(cases, dataset_label)
     mech = mechanism(mech_label)
     skip_unsuitable(mech, case)
     prepare(mech, case)
     return seconds_per_solve(mech, case)
 
 
-def measure_fresh(key: Key) -> float | None:
-    """``measure_here`` in a fresh interpreter; None when the case skips there."""
+def measure_many(keys: list[Key]) -> list[float | None | dict[str, str]]:
+    """``measure_here`` for each case in turn (a fresh process's work in one round)."""
+    cases: dict[str, Case] = {}
+    figures: list[float | None | dict[str, str]] = []
+    for mech_label, dataset_label in keys:
+        try:
+            figures.append(measure_here(mech_label, dataset_label, cases))
+        except NotImplementedError:
+            figures.append(None)
+        except Exception as exc:  # noqa: BLE001 - reported for this case, the rest go on
+            figures.append({"error": f"{type(exc).__name__}: {exc}"})
+        gc.collect()
+    return figures
+
+
+def _failure(key: Key, text: str) -> str:
+    return f"measuring {key[0]} on {key[1]} in a fresh process failed:\n{text[-2000:]}"
+
+
+def measure_fresh(keys: list[Key]) -> dict[Key, float | str | None]:
+    """``measure_many`` in one fresh interpreter: per case its seconds, None when it
+    skips, a string saying why it failed. A crash of the interpreter fails every case."""
     init = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__init__.py")
     env = {**os.environ, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
-    out = subprocess.run([sys.executable, "-c", _CHILD, init, *key], capture_output=True,
-                         text=True, timeout=PROCESS_TIMEOUT, check=False, env=env)
-    if out.returncode != 0:
-        raise RuntimeError(f"measuring {key[0]} on {key[1]} in a fresh process failed:\n"
-                           f"{out.stderr[-2000:]}")
-    value = json.loads(out.stdout.strip().splitlines()[-1])
-    return None if value is None else float(value)
+    try:
+        out = subprocess.run([sys.executable, "-c", _CHILD, init, json.dumps(keys)],
+                             capture_output=True, text=True, check=False, env=env,
+                             timeout=PROCESS_TIMEOUT + 60 * len(keys))
+    except subprocess.TimeoutExpired as exc:
+        return {key: _failure(key, f"timed out after {exc.timeout:g} s") for key in keys}
+    try:
+        figures = json.loads(out.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        figures = None
+    if out.returncode != 0 or not isinstance(figures, list) or len(figures) != len(keys):
+        return {key: _failure(key, out.stderr) for key in keys}
+    return {key: (None if value is None else _failure(key, value["error"])
+                  if isinstance(value, dict) else float(value))
+            for key, value in zip(keys, figures, strict=True)}
 
 
 def measure_rounds(grid: list[Key], rounds: int) -> dict[Key, float | str | None]:
-    """Every case of ``grid`` in a fresh process, ``rounds`` times over, in rounds; per
-    case the fastest figure (None: it skips; a string: why it failed).
+    """Every case of ``grid``, ``rounds`` times over: each round is one fresh process that
+    measures every case once, in a shuffled order; per case the fastest figure (None: it
+    skips; a string: why it failed).
 
-    Why rounds of fresh processes: on this shared 2-core VM the slowness of a measurement
-    comes in windows (seen: 7 processes in a row, about 30 s, all 40 % slower on the cvxpy
-    benchmarks, the ones before and after not) and, less, per process (4-13 %).
-    ``asv continuous --quick`` measures each case once per commit, so a window that falls
-    on one commit's run reads as a change of its code. Measuring every case once per round
-    spreads each case's measurements over the whole suite's duration: a window spoils one
-    round, and the fastest figure (like timeit's fastest sample: noise only adds time)
-    skips it.
+    Why: on this shared 2-core VM the figure of one measurement moves far more than the
+    samples inside it (sppm on scipy, synthetic m = 6: 216 to 346 ms over eight fresh
+    processes), in windows of slowness (seen: about 30 s, all 40 % slower). ``asv
+    continuous --quick`` measures each case once per commit, so a window that falls on one
+    commit's run would read as a change of its code. Rounds spread each case's
+    measurements over the whole measurement, and the fastest figure (timeit's rule: noise
+    only adds time) skips the slow windows; one process per round (not per case) pays
+    the interpreter start and imports once, so more rounds fit in the same time.
     """
     figures: dict[Key, list[float]] = {key: [] for key in grid}
     errors: dict[Key, str] = {}
     skipped: set[Key] = set()
+    order = random.Random(0)
     for _ in range(rounds):
-        for key in grid:
-            if key in errors or key in skipped:
-                continue
-            try:
-                value = measure_fresh(key)
-            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
-                errors[key] = str(exc)
-                continue
+        todo = [key for key in grid if key not in errors and key not in skipped]
+        if not todo:
+            break
+        order.shuffle(todo)  # no case always runs right after the same one
+        for key, value in measure_fresh(todo).items():
             if value is None:
                 skipped.add(key)
+            elif isinstance(value, str):
+                errors[key] = value
             else:
                 figures[key].append(value)
     return {key: (errors[key] if key in errors else None if key in skipped

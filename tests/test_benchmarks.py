@@ -60,3 +60,11 @@ def test_a_bad_rounds_setting_names_the_variable(common, monkeypatch) -> None:
         common._rounds_from_env()
     monkeypatch.setenv("PRIVBENCH_BENCH_PROCESSES", "2")
     assert common._rounds_from_env() == 2
+
+
+def test_a_crashed_measuring_process_fails_the_cases_of_its_round(common, monkeypatch) -> None:
+    monkeypatch.setattr(common, "_CHILD", "import sys; sys.stderr.write('boom'); sys.exit(3)")
+    keys = [("expmec", "synthetic-m4"), ("sppm-highs", "synthetic-m4")]
+    result = common.measure_rounds(keys, rounds=3)
+    assert all(isinstance(v, str) and "in a fresh process failed" in v and "boom" in v
+               for v in result.values())
