@@ -78,9 +78,9 @@ class _Worker:
     def stop(self) -> None:
         proc = self.proc
         if self.pid == os.getpid() and proc.poll() is None:
-            if self.pending:  # busy with an abandoned request: do not wait for it
-                proc.kill()
             try:
+                if self.pending:  # busy with an abandoned request: do not wait for it
+                    raise OSError("abandoned request")
                 pickle.dump(("close", None), proc.stdin)  # type: ignore[arg-type]
                 proc.stdin.close()  # type: ignore[union-attr]
                 proc.wait(timeout=10)
@@ -120,7 +120,8 @@ def _give_back(worker: _Worker) -> None:
     worker.stop()
 
 
-def _stop_idle_workers() -> None:
+def stop_idle_workers() -> None:
+    """Stop the pooled workers (at exit; between benchmark cases, for a like start)."""
     with _idle_lock:
         workers = list(_idle)
         _idle.clear()
@@ -128,7 +129,7 @@ def _stop_idle_workers() -> None:
         worker.stop()
 
 
-atexit.register(_stop_idle_workers)
+atexit.register(stop_idle_workers)
 # a forked child (process executor) must not talk to its parent's workers
 os.register_at_fork(after_in_child=_idle.clear)
 
