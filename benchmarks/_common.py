@@ -285,12 +285,7 @@ def measure_here(mech_label: str, dataset_label: str,
 
 
 def measure_many(keys: list[Key]) -> list[float | None | dict[str, str]]:
-    """``measure_here`` for each case in turn (a fresh process's work in one round).
-
-    Each case starts alike, whatever ran before it: garbage collected, and no OR-Tools
-    worker left in the pool by an earlier case (the next one starts its own in its
-    untimed warm-up), so glop and pdlp are never timed in a worker that served the other.
-    """
+    """``measure_here`` for each case in turn (a fresh process's work in one round)."""
     cases: dict[str, Case] = {}
     figures: list[float | None | dict[str, str]] = []
     for mech_label, dataset_label in keys:
@@ -300,9 +295,6 @@ def measure_many(keys: list[Key]) -> list[float | None | dict[str, str]]:
             figures.append(None)
         except Exception as exc:  # noqa: BLE001 - reported for this case, the rest go on
             figures.append({"error": f"{type(exc).__name__}: {exc}"})
-        ortools = sys.modules.get("privbench.plugins.lp.ortools")
-        if ortools is not None:
-            ortools.stop_idle_workers()
         gc.collect()
     return figures
 

@@ -68,12 +68,3 @@ def test_a_crashed_measuring_process_fails_the_cases_of_its_round(common, monkey
     result = common.measure_rounds(keys, rounds=3)
     assert all(isinstance(v, str) and "in a fresh process failed" in v and "boom" in v
                for v in result.values())
-
-
-def test_no_ortools_worker_outlives_its_case(common) -> None:
-    pytest.importorskip("ortools")
-    from privbench.plugins.lp import ortools
-
-    figures = common.measure_many([("sppm-glop", "synthetic-m4")])
-    assert isinstance(figures[0], float) and figures[0] > 0
-    assert ortools._idle == []
