@@ -121,7 +121,7 @@ def _give_back(worker: _Worker) -> None:
 
 
 def stop_idle_workers() -> None:
-    """Stop the pooled workers (at exit; between benchmark cases, for a like start)."""
+    """Stop the pooled workers (registered to run at exit)."""
     with _idle_lock:
         workers = list(_idle)
         _idle.clear()
