@@ -30,14 +30,17 @@ SPPM_ITERATIONS = 30
 #: the benchmark budget Δ, as a fraction of the distortion of the best constant mapping
 #: (at which zero leakage is reachable); makes one Δ meaningful on every data set
 BUDGET_FRACTION = 0.25
-#: a solve-time sample repeats the solve until it spans this many CPU seconds
+#: a solve-time sample repeats the solve until it spans this many CPU seconds ...
 SAMPLE_SECONDS = 0.2
+#: ... and at least this many solves: one solve of SPPM on ``glop`` varies by +-20 % within
+#: a process (its worker's CPU time too), so a sample of one solve carries that noise
+MIN_SOLVES_PER_SAMPLE = 3
 #: samples per measuring process; the fastest is its figure (see ``seconds_per_solve``)
 SAMPLES = 3
-#: rounds of fresh measuring processes for the solve-time benchmarks; per case the fastest
-#: figure is reported (see ``measure_rounds``). ``PRIVBENCH_BENCH_PROCESSES`` overrides it;
-#: 0 measures in the benchmark's own process
-def _rounds_from_env(name: str = "PRIVBENCH_BENCH_PROCESSES", default: int = 16) -> int:
+#: rounds of fresh measuring processes for the solve-time benchmarks; each round gives
+#: every case one figure, and asv gets them all as samples (see ``measure_rounds``).
+#: ``PRIVBENCH_BENCH_PROCESSES`` overrides it; 0 measures in the benchmark's own process
+def _rounds_from_env(name: str = "PRIVBENCH_BENCH_PROCESSES", default: int = 12) -> int:
     text = os.environ.get(name, str(default))
     if not text.strip().isdigit():
         raise ValueError(f"{name} must be a whole number >= 0 (rounds of measuring "
@@ -184,15 +187,12 @@ def distortion_for_target(mech: pb.Mechanism, case: Case, target_bits: float,
 
 def seconds_per_solve(mech: pb.Mechanism, case: Case) -> float:
     """CPU seconds per ``mech.run`` (prepared and warmed up in setup): the fastest of
-    SAMPLES samples, each repeating the solve until it spans SAMPLE_SECONDS; GC off, as
-    timeit. CPU time of the process (all threads) and of the helper processes that solved
-    for it (``privbench.protocol.clock``: the OR-Tools worker), not wall time, which on
-    this shared VM drifts by +-30% between two runs of identical code.
-
-    Why not asv's own ``time_*``: ``asv continuous --quick`` takes one sample of one call,
-    and on this shared 2-core VM one sample of identical code moved by 10-25% between
-    processes (transient stalls), which the default 1.1 factor reports as a change. The
-    minimum of several samples is what ``timeit`` recommends: noise only adds time.
+    SAMPLES samples, each repeating the solve until it spans SAMPLE_SECONDS and at least
+    MIN_SOLVES_PER_SAMPLE solves; GC off, as timeit. CPU time of the process (all threads)
+    and of the helper processes that solved for it (``privbench.protocol.clock``: the
+    OR-Tools worker), not wall time, which on this shared VM drifts by +-30% between two
+    runs of identical code. The minimum of several samples is what ``timeit``
+    recommends: noise only adds time.
     """
     best = float("inf")
     enabled = gc.isenabled()
@@ -204,13 +204,27 @@ def seconds_per_solve(mech: pb.Mechanism, case: Case) -> float:
                 mech.run(case.problem, case.delta)
                 count += 1
                 elapsed = cpu_seconds() - start
-                if elapsed >= SAMPLE_SECONDS:
+                if elapsed >= SAMPLE_SECONDS and count >= MIN_SOLVES_PER_SAMPLE:
                     break
             best = min(best, elapsed / count)
     finally:
         if enabled:
             gc.enable()
     return best
+
+
+def asv_samples(figures: list[float]) -> dict[str, Any]:
+    """``figures`` (seconds per solve, one per measuring round) as the result of a
+    ``track_*`` benchmark that asv reads like a ``time_*`` one.
+
+    asv parses a benchmark result ``{"samples": [...], "number": n}`` as timing samples
+    (``asv.runner._run_benchmark_single_param``): it reports their median and keeps their
+    spread (``asv.results``: interquartile range, 99 % confidence interval of the median),
+    and ``asv continuous``/``compare`` call a change significant only when the medians
+    differ by more than ``--factor`` *and* the two sets of samples differ (Mann-Whitney U,
+    p < 0.002). A single number has no spread, so asv would compare it by the factor alone.
+    """
+    return {"samples": [float(x) for x in figures], "number": 1}
 
 
 class MechanismOnDataset:
@@ -325,19 +339,20 @@ def measure_fresh(keys: list[Key]) -> dict[Key, float | str | None]:
             for key, value in zip(keys, figures, strict=True)}
 
 
-def measure_rounds(grid: list[Key], rounds: int) -> dict[Key, float | str | None]:
+def measure_rounds(grid: list[Key], rounds: int) -> dict[Key, list[float] | str | None]:
     """Every case of ``grid``, ``rounds`` times over: each round is one fresh process that
-    measures every case once, in a shuffled order; per case the fastest figure (None: it
-    skips; a string: why it failed).
+    measures every case once, in a shuffled order; per case its figures, one per round
+    (None: it skips; a string: why it failed).
 
     Why: on this shared 2-core VM the figure of one measurement moves far more than the
     samples inside it (sppm on scipy, synthetic m = 6: 216 to 346 ms over eight fresh
     processes), in windows of slowness (seen: about 30 s, all 40 % slower). ``asv
-    continuous --quick`` measures each case once per commit, so a window that falls on one
-    commit's run would read as a change of its code. Rounds spread each case's
-    measurements over the whole measurement, and the fastest figure (timeit's rule: noise
-    only adds time) skips the slow windows; one process per round (not per case) pays
-    the interpreter start and imports once, so more rounds fit in the same time.
+    continuous --quick`` runs each benchmark once per commit, so a window that falls on
+    one commit's run would read as a change of its code. Rounds spread each case's
+    measurements over the whole measurement, and asv gets every round's figure as a
+    sample (``asv_samples``), so a difference must stand out of that spread to count;
+    one process per round (not per case) pays the interpreter start and imports once,
+    so more rounds fit in the same time.
     """
     figures: dict[Key, list[float]] = {key: [] for key in grid}
     errors: dict[Key, str] = {}
@@ -356,13 +371,18 @@ def measure_rounds(grid: list[Key], rounds: int) -> dict[Key, float | str | None
             else:
                 figures[key].append(value)
     return {key: (errors[key] if key in errors else None if key in skipped
-                  else min(figures[key])) for key in grid}
+                  else figures[key]) for key in grid}
 
 
 class TimedOnDataset(MechanismOnDataset):
     """A ``MechanismOnDataset`` whose ``setup_cache`` also measures the solve-time grid in
     rounds of fresh processes (``measure_rounds``), once per environment; the
-    ``track_solve_seconds`` benchmarks read their figure from it."""
+    ``track_solve_seconds`` benchmarks hand asv their case's figures as samples.
+
+    Why not asv's own ``time_*``: ``asv continuous --quick`` takes one sample of one call
+    in one process per commit, and on this shared 2-core VM that moved by 10-25 % between
+    processes of identical code, which the default factor 1.1 reports as a change.
+    """
 
     timeout = 3600  # setup_cache measures the whole grid
 
@@ -372,14 +392,17 @@ class TimedOnDataset(MechanismOnDataset):
             cache[SOLVE_SECONDS] = measure_rounds(timed_grid(), PROCESSES)
         return cache
 
-    def solve_seconds(self, cache: dict[str, Any], mech_label: str, dataset: str) -> float:
-        """The measured seconds per solve of this case (in-process when PROCESSES is 0)."""
+    def solve_seconds(self, cache: dict[str, Any], mech_label: str,
+                      dataset: str) -> dict[str, Any]:
+        """This case's seconds per solve as asv samples: one per round of fresh processes,
+        or SAMPLES in-process ones when PROCESSES is 0."""
         if not PROCESSES:
-            return seconds_per_solve(self.mech, self.case)
+            return asv_samples([seconds_per_solve(self.mech, self.case)
+                                for _ in range(SAMPLES)])
         value = cache[SOLVE_SECONDS].get((mech_label, dataset))
         if value is None:
             raise RuntimeError(f"{mech_label} on {dataset} was not measured (it skipped in "
                                "the measuring process, but not here)")
         if isinstance(value, str):
             raise RuntimeError(value)
-        return float(value)
+        return asv_samples(value)

@@ -22,10 +22,11 @@ class SPPMBackends(TimedOnDataset):
     def setup(self, cases: dict[str, Any], lp_backend: str, dataset: str) -> None:
         super().setup(cases, f"sppm-{lp_backend}", dataset)
 
-    def track_solve_seconds(self, cases: dict[str, Any], lp_backend: str, dataset: str) -> float:
+    def track_solve_seconds(self, cases: dict[str, Any], lp_backend: str,
+                            dataset: str) -> dict[str, Any]:
         """CPU seconds per SPPM solve at the benchmark budget (the OR-Tools worker's
-        included), the fastest of several samples in each of several rounds of fresh
-        processes (see ``_common.measure_rounds``); smaller is better."""
+        included), one figure per round of fresh measuring processes, handed to asv as
+        samples (``_common.measure_rounds``, ``asv_samples``); smaller is better."""
         return self.solve_seconds(cases, f"sppm-{lp_backend}", dataset)
 
     track_solve_seconds.unit = "seconds"  # type: ignore[attr-defined]

@@ -20,9 +20,11 @@ class Solve(TimedOnDataset):
 
     prepared = True
 
-    def track_solve_seconds(self, cases: dict[str, Any], mech: str, dataset: str) -> float:
-        """CPU seconds per solve: the fastest of several samples in each of several rounds
-        of fresh processes (see ``_common.measure_rounds``)."""
+    def track_solve_seconds(self, cases: dict[str, Any], mech: str,
+                            dataset: str) -> dict[str, Any]:
+        """CPU seconds per solve, one figure per round of fresh measuring processes
+        (each the fastest of a few samples), handed to asv as samples: it reports their
+        median and compares their spread (``_common.measure_rounds``, ``asv_samples``)."""
         return self.solve_seconds(cases, mech, dataset)
 
     track_solve_seconds.unit = "seconds"  # type: ignore[attr-defined]

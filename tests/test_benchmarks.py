@@ -11,6 +11,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +41,8 @@ def test_rounds_of_fresh_processes_measure_every_case(common) -> None:
             ("optimal", "synthetic-m8"),   # optimal stops at n = 64: skips
             ("nosuch", "synthetic-m4")]    # not in the grid: fails
     seconds = common.measure_rounds(grid, rounds=2)
-    assert 0.0 < seconds[grid[0]] < common.SAMPLE_SECONDS  # several solves fit in a sample
+    assert len(seconds[grid[0]]) == 2  # one figure per round
+    assert all(0.0 < x < common.SAMPLE_SECONDS for x in seconds[grid[0]])  # many solves a sample
     assert seconds[grid[1]] is None
     assert "nosuch on synthetic-m4 in a fresh process failed" in seconds[grid[2]]
 
@@ -68,3 +70,32 @@ def test_a_crashed_measuring_process_fails_the_cases_of_its_round(common, monkey
     result = common.measure_rounds(keys, rounds=3)
     assert all(isinstance(v, str) and "in a fresh process failed" in v and "boom" in v
                for v in result.values())
+
+
+def test_asv_reads_the_round_figures_as_samples_and_weighs_their_spread(common) -> None:
+    """The solve-time benchmarks rely on asv treating ``{"samples", "number"}`` as timing
+    samples: median as the value, and a change only when the samples differ, not just the
+    medians by the factor. Checked against asv's own statistics and comparison."""
+    from asv.commands.compare import _is_result_better
+    from asv_runner.statistics import compute_stats
+
+    rng = np.random.default_rng(0)
+    noisy = list(0.1 * (1 + 0.4 * rng.random(12)))      # one machine's spread, 1.4x
+    shifted = [1.12 * x for x in rng.permutation(noisy)]  # medians 12 % apart
+    slower = [1.5 * x for x in noisy]                     # a real regression
+    result = common.asv_samples(noisy)
+    value, stats = compute_stats(result["samples"], result["number"])
+    assert value == pytest.approx(float(np.median(noisy)))
+    assert stats["repeat"] == 12
+
+    def flagged(before: list[float], after: list[float]) -> bool:
+        v1, s1 = compute_stats(before, 1)
+        v2, s2 = compute_stats(after, 1)
+        return _is_result_better(v1, v2, (s1, before), (s2, after), factor=1.1)
+
+    # 12 % slower medians: beyond the factor, but within the spread: not significant
+    assert float(np.median(shifted)) > 1.1 * float(np.median(noisy))
+    assert not flagged(noisy, shifted)
+    assert flagged(noisy, slower)        # 1.5x apart, samples separated: reported
+    # a single number (no spread) is compared by the factor alone
+    assert _is_result_better(1.0, 1.12, None, None, factor=1.1)
