@@ -36,7 +36,7 @@ from privbench.protocol.mechanism import (
     SelectionMechanism,
     validate_mapping,
 )
-from privbench.protocol.metric import Metric
+from privbench.protocol.metric import Metric, Output
 from privbench.protocol.parts import Catalog, Holdout, ProfileCoding, Ratings, Targets
 from privbench.protocol.problem import PrivacyProblem
 from privbench.running.guards import RunTimeout
@@ -64,6 +64,7 @@ __all__ = [
     "Mechanism",
     "MechanismResult",
     "Metric",
+    "Output",
     "PluginError",
     "PluginHost",
     "PrivacyProblem",

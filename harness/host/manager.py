@@ -40,7 +40,14 @@ from privbench.protocol.errors import PluginAbort, PluginError
 from privbench.protocol.executor import Executor, Reporter
 from privbench.protocol.lp import LPBackend
 from privbench.protocol.mechanism import Mechanism
-from privbench.protocol.metric import PART_NEEDS, RESULT_NEEDS, Metric, unknown_needs
+from privbench.protocol.metric import (
+    PART_NEEDS,
+    RESULT_NEEDS,
+    RUNNER_OUTPUTS,
+    Metric,
+    Output,
+    unknown_needs,
+)
 from privbench.protocol.parts import PARTS
 
 ENTRY_POINT_GROUP = "privbench"
@@ -321,6 +328,18 @@ class PluginHost:
 
     def reporters(self) -> dict[str, type[Reporter]]:
         return self._by_kind("reporter")
+
+    def outputs(self) -> dict[str, Output]:
+        """Every declared output by name: the runner's own, then each ok metric's.
+
+        The first declaration of a name wins (metrics are visited in name order), so a
+        reporter or ``compare`` can look up unit and direction for any stored value.
+        """
+        found: dict[str, Output] = {o.name: o for o in RUNNER_OUTPUTS}
+        for _, cls in sorted(self.metrics().items()):
+            for out in getattr(cls, "outputs", ()) or ():
+                found.setdefault(out.name, out)
+        return found
 
     def get(self, kind: str, name: str) -> type:
         """The class of plugin ``name`` of ``kind``, or a PluginError that says why not."""

@@ -17,11 +17,17 @@ The runner calls every ``default`` metric whose needs the result meets; other me
 run when named (``-M name``). ``compute`` returns a flat dict of plain-data values;
 keys that match the run's top-level fields (``mi_bits``, ``distortion``, ...) fill
 them, the rest go under ``metrics``.
+
+A metric *declares* each output it produces in ``outputs`` (:class:`Output`: name, unit,
+direction, description, citation). Reporters, ``compare`` and exports read values through
+these declarations (``PluginHost.outputs()``), never by a hard-coded list of names, so a new
+metric's outputs become columns and can be ranked without touching any reporter.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from privbench.protocol.parts import PARTS
 from privbench.protocol.plugin import Parametrized
@@ -36,6 +42,59 @@ RESULT_NEEDS = frozenset({"problem", "mapping", "records", "transform", "selecti
 PART_NEEDS = frozenset(PARTS) - {"records"}
 
 
+#: the units an output may be declared in
+UNITS = frozenset({"bits", "nats", "probability", "guesses", "distortion", "seconds",
+                   "megabytes", "count", "none"})
+#: which way an output points: ``lower`` = a lower value is more private (leakage),
+#: ``higher`` = a higher value is more private (attacker error), ``neutral`` = neither
+#: (distortion, runtime, support sizes: costs and descriptions, not privacy)
+DIRECTIONS = frozenset({"lower", "higher", "neutral"})
+
+
+@dataclass(frozen=True)
+class Output:
+    """One value a metric produces, declared so that reports and comparisons need no list.
+
+    :param name: the key ``compute`` returns (a top-level record field such as ``mi_bits``
+        or a key stored under ``metrics``).
+    :param unit: one of :data:`UNITS`.
+    :param direction: one of :data:`DIRECTIONS` (``lower``: lower is more private).
+    :param description: one line, what the number is.
+    :param citation: where the notion comes from (authors, venue, year), or ``""``.
+    """
+
+    name: str
+    unit: str
+    direction: Literal["lower", "higher", "neutral"] = "neutral"
+    description: str = ""
+    citation: str = ""
+
+    def __post_init__(self) -> None:
+        if self.unit not in UNITS:
+            raise ValueError(f"output {self.name!r}: unit must be one of {sorted(UNITS)}; "
+                             f"got {self.unit!r}")
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"output {self.name!r}: direction must be one of "
+                             f"{sorted(DIRECTIONS)}; got {self.direction!r}")
+
+    @property
+    def is_privacy(self) -> bool:
+        """True when the output measures privacy (it has a direction)."""
+        return self.direction != "neutral"
+
+    def better(self, a: float, b: float) -> bool:
+        """True when value ``a`` is more private than ``b`` under this output."""
+        return a < b if self.direction == "lower" else a > b
+
+
+#: outputs every run record has, measured by the runner rather than by a metric
+RUNNER_OUTPUTS: tuple[Output, ...] = (
+    Output("runtime_s", "seconds", "neutral", "time of the timed solve (median over repeats)"),
+    Output("prepare_s", "seconds", "neutral", "untimed preparation before the solve"),
+    Output("peak_mem_mb", "megabytes", "neutral", "peak memory of the solve"),
+)
+
+
 def unknown_needs(needs: frozenset[str] | set[str] | tuple[str, ...]) -> list[str]:
     """Names in ``needs`` that mean nothing (a misspelt need would never apply)."""
     return sorted(set(needs) - RESULT_NEEDS - PART_NEEDS)
@@ -46,6 +105,9 @@ class Metric(Parametrized):
     needs: ClassVar[frozenset[str]] = frozenset({"problem"})
     #: computed for every run that meets ``needs``
     default: ClassVar[bool] = True
+    #: what ``compute`` returns, declared (see :class:`Output`); may list keys that a
+    #: given run does not produce (they are simply absent from its record)
+    outputs: ClassVar[tuple[Output, ...]] = ()
 
     def applies(self, problem: PrivacyProblem, result: MechanismResult | None) -> bool:
         have = {"problem"}

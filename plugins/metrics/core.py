@@ -19,6 +19,8 @@ class PriorLeakage(pb.Metric):
     name = "prior_leakage"
     description = "I(A; B) in bits, the leakage without any mechanism"
     needs = frozenset({"problem"})
+    outputs = (pb.Output("prior_mi_bits", "bits", "lower", "I(A; B), the leakage with no mechanism",
+                         "Shannon 1948"),)
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         return {"prior_mi_bits": problem.prior_mi_bits}
@@ -28,6 +30,8 @@ class Leakage(pb.Metric):
     name = "leakage"
     description = "exact I(A; B̂) in bits"
     needs = frozenset({"mapping"})
+    outputs = (pb.Output("mi_bits", "bits", "lower", "mutual information I(A; B̂)",
+                         "Salamatian et al., SPPM, GlobalSIP 2013"),)
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         return {"mi_bits": M.mutual_information(problem, result.mapping)}
@@ -37,6 +41,7 @@ class ExpectedDistortion(pb.Metric):
     name = "distortion"
     description = "exact E[d(B, B̂)]"
     needs = frozenset({"mapping"})
+    outputs = (pb.Output("distortion", "distortion", "neutral", "expected distortion E[d(B, B̂)]"),)
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         return {"distortion": M.expected_distortion(problem, result.mapping)}
@@ -46,6 +51,9 @@ class Support(pb.Metric):
     name = "support"
     description = "support sizes of p(b̂ | b): nnz, max, mean, histogram"
     needs = frozenset({"mapping"})
+    outputs = (pb.Output("nnz", "count", "neutral", "non-zeros of the mapping"),
+               pb.Output("support_max", "count", "neutral", "largest support of a column"),
+               pb.Output("support_mean", "count", "neutral", "mean support of a column"))
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         sizes = M.support_sizes(result.mapping)
