@@ -1,4 +1,4 @@
-"""The trade-off model: the slides' example, C(n, p) counting, v and h, seeds, executors."""
+"""The tradeoff mechanism: the slides' example, C(n, p) counting, v and h, seeds, executors."""
 
 from __future__ import annotations
 

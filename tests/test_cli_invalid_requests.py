@@ -1,4 +1,4 @@
-"""QA regressions: invalid requests exit 2 before anything runs or is stored."""
+"""Invalid requests exit 2 before anything runs or is stored."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Behaviours that had no test (issue 19, item 8)."""
+"""What a run measures and stores: latest rows, pricing rounds, peak memory, column sums."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Typed problem parts replace the string-keyed ``extras`` (issue 14)."""
+"""Typed problem parts replace the string-keyed ``extras``."""
 
 from __future__ import annotations
 

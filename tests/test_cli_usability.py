@@ -1,4 +1,4 @@
-"""What a new user tripped over in their first hour (issue 18)."""
+"""CLI usability: what a new user reads (tables at 80 columns, data status, empty cells, progress)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Trade-off summaries on hand-computed curves."""
+"""Pareto fronts and trade-off summaries (results.pareto) on hand-computed curves."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""QA regressions: the results store never alters a foreign SQLite file; export errors."""
+"""The results store never alters a foreign SQLite file; export errors."""
 
 from __future__ import annotations
 
