@@ -12,34 +12,45 @@ import numpy as np
 import scipy.sparse as sp
 
 from privbench.protocol.mapping import validate_mapping
+from privbench.protocol.notions import (
+    JOINT_NOTIONS,
+    guessing_entropy,
+    ldp_epsilon_private,
+    lip_epsilon,
+    maximal_leakage,
+    min_entropy_leakage,
+    mutual_information_of_joint,
+    notions,
+    notions_of_joint,
+    sibson_mi,
+    t_closeness,
+    total_variation,
+)
 
 if TYPE_CHECKING:
     from privbench.protocol.problem import PrivacyProblem
 
 __all__ = [
+    "JOINT_NOTIONS",
+    "NOTIONS",
     "attribute_leakage_bits",
     "expected_distortion",
+    "guessing_entropy",
+    "ldp_epsilon_private",
+    "lip_epsilon",
+    "maximal_leakage",
+    "min_entropy_leakage",
     "leakage_nats",
     "mutual_information",
     "mutual_information_of_joint",
+    "notions",
+    "notions_of_joint",
     "output_joint",
+    "sibson_mi",
     "support_sizes",
+    "t_closeness",
+    "total_variation",
 ]
-
-
-def mutual_information_of_joint(joint: np.ndarray) -> float:
-    """I(A; Y) in bits for a joint pmf of shape (|A|, |Y|); exact, never negative."""
-    P = np.asarray(joint, dtype=float)
-    total = P.sum()
-    if total <= 0:
-        return 0.0
-    P = P / total
-    pa = P.sum(axis=1, keepdims=True)
-    py = P.sum(axis=0, keepdims=True)
-    mask = P > 0
-    ratio = P[mask] / (pa @ py)[mask]
-    value = float(np.sum(P[mask] * np.log2(ratio)))
-    return max(value, 0.0)
 
 
 def _as_mapping(mapping: Any) -> sp.csc_array:
@@ -117,3 +128,21 @@ def attribute_leakage_bits(joint: np.ndarray, codes: np.ndarray) -> np.ndarray:
         np.add.at(per_value.T, inverse, P.T)
         out[k] = mutual_information_of_joint(per_value)
     return out
+
+
+#: output name -> f(problem, mapping) for every exact notion of a mapping run: the
+#: leakage ``mi_bits``, the ``distortion`` and the notions of :mod:`privbench.protocol.notions`
+#: (``sibson_mi`` at α = 2). ``JOINT_NOTIONS`` holds the same notions (all but the
+#: distortion, which needs d) as f(Q) of the joint Q[a, b̂] = p(a, b̂).
+NOTIONS = {
+    "mi_bits": mutual_information,
+    "distortion": expected_distortion,
+    "maximal_leakage": maximal_leakage,
+    "min_entropy_leakage": min_entropy_leakage,
+    "sibson_mi": sibson_mi,
+    "lip_epsilon": lip_epsilon,
+    "ldp_epsilon_private": ldp_epsilon_private,
+    "total_variation": total_variation,
+    "t_closeness": t_closeness,
+    "guessing_entropy": guessing_entropy,
+}
