@@ -92,3 +92,30 @@ __all__ = [
     "metrics",
     "validate_mapping",
 ]
+
+
+#: what a reporter or tool reads from a results store: public, but imported on first use
+#: (they need pandas, which ``import privbench`` does not pay for)
+_LAZY = {
+    "load_runs": "privbench.results.views",
+    "curves_of": "privbench.results.views",
+    "excess_at": "privbench.results.views",
+    "describe_excess": "privbench.results.views",
+    "Curve": "privbench.results.pareto",
+    "default_targets": "privbench.results.pareto",
+    "pick_reference": "privbench.results.pareto",
+    "summarise": "privbench.results.pareto",
+}
+
+
+def __getattr__(name: str) -> object:
+    """The results API of :data:`_LAZY`, imported when first asked for."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'privbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -13,9 +13,10 @@ import pytest
 
 import privbench as pb
 from privbench.cli import main
+from privbench.plugins.metrics import _optimum_cache as optimum_cache
 from privbench.plugins.metrics.optimum import OptimumGap, OptimumGapLarge
 from privbench.protocol.optimum import Certificate, anchors, decoder_lower_bound, interval
-from privbench.results import optimum_cache
+from privbench.protocol.shared import STORE_ENV
 
 pytest.importorskip("cvxpy")
 
@@ -34,7 +35,7 @@ def random_problem(n: int, k: int, seed: int) -> pb.PrivacyProblem:
 def _fresh_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts without certificates (process memory and store)."""
     monkeypatch.setattr(optimum_cache, "_MEMORY", {})
-    monkeypatch.delenv(optimum_cache.ENV, raising=False)
+    monkeypatch.delenv(STORE_ENV, raising=False)
 
 
 # -- the bounds themselves --------------------------------------------------------------

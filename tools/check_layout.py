@@ -4,9 +4,10 @@
 
 Reports: import cycles between modules (imports inside functions included, so a cycle
 cannot hide behind a lazy import), functions longer than 80 lines in harness/, plugins/
-and datasets/, a plugin importing another plugin's private (``_x``) modules, and a
-layer importing one above it (protocol < host < running < results < cli; see
-docs/architecture.md).
+and datasets/, a plugin importing another plugin's private (``_x``) modules, a layer
+importing one above it (protocol < host < running < results < cli), and a plugin or
+data set importing anything of the host but the public ``privbench`` API and
+``privbench.protocol`` (see docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -27,11 +28,15 @@ ALLOWED = {
 }
 
 
-def modules() -> dict[str, Path]:
+#: what plugins/ and datasets/ may import of the host: the public API and the protocol
+PLUGIN_ALLOWED = ("privbench.protocol", "privbench.plugins", "privbench.datasets")
+
+
+def modules(root: Path = ROOT) -> dict[str, Path]:
     found = {}
     for folder, package in FOLDERS.items():
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = list(path.relative_to(root / folder).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts = parts[:-1]
             found[".".join([package, *parts])] = path
@@ -147,14 +152,22 @@ def _reaches(module: str, target: str, known: dict[str, Path]) -> str | None:
     return owner
 
 
-def problems() -> tuple[list[str], int, int]:
-    known = modules()
+def _plugin_breach(module: str, target: str) -> bool:
+    """A plugin or data set importing the host beyond ``privbench`` and its protocol."""
+    if not module.startswith(("privbench.plugins", "privbench.datasets")):
+        return False
+    return target != "privbench" and not any(target == a or _is_ancestor(a, target)
+                                             for a in PLUGIN_ALLOWED)
+
+
+def problems(root: Path = ROOT) -> tuple[list[str], int, int]:
+    known = modules(root)
     # a package's __init__ importing its own submodules is not a cycle of the design
     graph = {m: {t for t in imports(m, p, known) if not _is_ancestor(t, m) and not _is_ancestor(m, t)}
              for m, p in known.items()}
     found = [f"import cycle: {' -> '.join(c)}" for c in cycles(graph)]
     for module, path in known.items():
-        rel = path.relative_to(ROOT)
+        rel = path.relative_to(root)
         found += [f"long function: {rel}:{line} {name} ({n} lines)"
                   for line, name, n in long_functions(path)]
         layer = _layer(module)
@@ -163,6 +176,9 @@ def problems() -> tuple[list[str], int, int]:
             if layer and (target == "privbench" or (tlayer and tlayer != layer and tlayer not in ALLOWED[layer])
                           or (not tlayer and target.startswith("privbench."))):
                 found.append(f"layer breach: {module} imports {target}")
+            if _plugin_breach(module, target):
+                found.append(f"plugin import: {rel} imports {target} (plugins and data sets "
+                             "import only privbench and privbench.protocol)")
             owner = _reaches(module, target, known)
             if owner:
                 found.append(f"plugin reach: {rel} imports {target}, private to {owner}")

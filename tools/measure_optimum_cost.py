@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 
 import privbench as pb
+from privbench.plugins.metrics import _optimum_cache as optimum_cache
 from privbench.plugins.metrics.optimum import OptimumGap
-from privbench.results import optimum_cache
 
 CASES = (
     ("movielens", {}, 0.3, "expmec"),

@@ -13,7 +13,7 @@ from typing import Any
 from privbench.host.manager import get_host
 from privbench.protocol.errors import StoreWriteError, ValidationError
 from privbench.protocol.plugin import format_label
-from privbench.results.optimum_cache import ENV as OPTIMUM_CACHE_ENV
+from privbench.protocol.shared import STORE_ENV
 from privbench.results.store import DEFAULT_DB, ResultStore
 from privbench.running.progress import RunProgress
 from privbench.running.specs import RunSpec, parse_spec
@@ -54,11 +54,11 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
             ) -> Iterator[dict[str, Any]]:
     """Run ``runs`` on the chosen executor, storing each record as soon as it arrives."""
     store = None if getattr(args, "no_store", False) else ResultStore(args.db)
-    cache_before = os.environ.get(OPTIMUM_CACHE_ENV)
+    store_before = os.environ.get(STORE_ENV)
     if store is not None:
         store.check_writable()  # before anything is computed
-        # the optimum metric shares its certificates through the store (workers inherit it)
-        os.environ[OPTIMUM_CACHE_ENV] = str(Path(args.db).resolve())
+        # plugins may keep a table of their own in the sweep's store (workers inherit it)
+        os.environ[STORE_ENV] = str(Path(args.db).resolve())
     executor = make_executor(getattr(args, "executor", None) or "local",
                              getattr(args, "workers", None), getattr(args, "scheduler", None),
                              getattr(args, "max_mem", None))
@@ -88,10 +88,10 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
             if resume:
                 store.release(claim_owner)
             store.close()
-        if cache_before is None:
-            os.environ.pop(OPTIMUM_CACHE_ENV, None)
+        if store_before is None:
+            os.environ.pop(STORE_ENV, None)
         else:
-            os.environ[OPTIMUM_CACHE_ENV] = cache_before
+            os.environ[STORE_ENV] = store_before
 
 
 def _store(store: ResultStore, record: dict[str, Any], sweep_id: str) -> None:

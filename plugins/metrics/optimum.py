@@ -13,7 +13,7 @@ For a mapping X with leakage I_X and distortion D_X, the metric certifies an int
 
 D_X, not Δ, makes the comparison fair to mechanisms that under-spend their budget and
 meaningful for those that ignore it. Certificates come from SPPM at Δ = D_X (its
-certified Frank-Wolfe gap) and are shared through :mod:`privbench.results.optimum_cache`
+certified Frank-Wolfe gap) and are shared through :mod:`privbench.plugins.metrics._optimum_cache`
 and the monotonicity and convexity of I* (:mod:`privbench.protocol.optimum`).
 
 Default on for n <= ``max_n`` (5,000); ``-M optimum_large`` certifies larger alphabets.
@@ -26,8 +26,8 @@ from typing import Any
 
 import privbench as pb
 from privbench import metrics as M
+from privbench.plugins.metrics._optimum_cache import OptimumCache
 from privbench.protocol.optimum import Certificate, anchors, interval
-from privbench.results.optimum_cache import OptimumCache
 
 #: the largest alphabet certified by default (see README "How far from optimal")
 DEFAULT_MAX_N = 5000

@@ -22,8 +22,7 @@ import numpy as np
 import pandas as pd
 
 import privbench as pb
-from privbench.results.pareto import default_targets, pick_reference, summarise
-from privbench.results.views import curves_of, load_runs
+from privbench import curves_of, default_targets, load_runs, pick_reference, summarise
 
 from . import _figures as figs
 from . import _holdout_figures as held
@@ -280,7 +279,7 @@ def privbench_register_reporters() -> list[type]:
 
 def excess_note(g: Any, instance: str) -> str:
     """Each mechanism's certified excess leakage at the middle budget, as sentences."""
-    from privbench.results.views import describe_excess, excess_at
+    from privbench import describe_excess, excess_at
 
     deltas = sorted(g["delta"].dropna().unique())
     if not deltas:

@@ -2,15 +2,14 @@
 
 Every mapping run on the same data set (same joint, same distortion) can reuse the
 certified bounds earlier runs paid for (:mod:`privbench.protocol.optimum` combines them
-at any distortion). The store keeps them in its own table, ``optimum_certificates``;
-the CLI names the store to its workers through ``PRIVBENCH_OPTIMUM_CACHE`` (a file
-path; unset: this process only).
+at any distortion). The sweep's results store keeps them in a table of the metric's own,
+``optimum_certificates`` (:func:`privbench.protocol.shared.sweep_store`; outside a sweep,
+this process only).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 import time
 from pathlib import Path
@@ -20,8 +19,8 @@ import numpy as np
 from privbench.protocol.distortion import DENSE_LIMIT, FeatureDistortion, MatrixDistortion
 from privbench.protocol.optimum import Certificate
 from privbench.protocol.problem import PrivacyProblem
+from privbench.protocol.shared import sweep_store
 
-ENV = "PRIVBENCH_OPTIMUM_CACHE"
 _TABLE = ("CREATE TABLE IF NOT EXISTS optimum_certificates (problem_key TEXT NOT NULL, "
           "distortion REAL NOT NULL, lower_bits REAL NOT NULL, upper_bits REAL NOT NULL, "
           "source TEXT, seconds REAL, created_at REAL)")
@@ -60,7 +59,7 @@ class OptimumCache:
 
     def __init__(self, problem: PrivacyProblem, path: str | Path | None = None) -> None:
         self.key = problem_key(problem)
-        path = path if path is not None else os.environ.get(ENV)
+        path = path if path is not None else sweep_store()
         self.path = Path(path) if path else None
 
     def _connect(self) -> sqlite3.Connection | None:
