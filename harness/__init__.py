@@ -27,7 +27,7 @@ from privbench.protocol.errors import (
     ValidationError,
 )
 from privbench.protocol.executor import Executor, Reporter
-from privbench.protocol.lp import LPBackend, LPSolution
+from privbench.protocol.lp import LinearProgram, LPBackend, LPResult, LPSolution
 from privbench.protocol.mechanism import (
     MappingMechanism,
     Mechanism,
@@ -57,7 +57,9 @@ __all__ = [
     "FeatureDistortion",
     "Holdout",
     "InvalidMappingError",
+    "LinearProgram",
     "LPBackend",
+    "LPResult",
     "LPSolution",
     "MappingMechanism",
     "MatrixDistortion",

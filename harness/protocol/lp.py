@@ -15,6 +15,11 @@ master prices out (improves the LP) iff ``c_ij - λ a_ij - μ_j < 0``.
 
 Columns only ever grow; costs change every Frank-Wolfe iteration. Backends that can
 warm start (highspy) keep their basis across ``solve`` calls.
+
+One-shot LPs (optional): mechanisms whose LP is not a restricted master (extra rows
+such as t_b̂ >= W(b̂|a), extra variables) hand a whole :class:`LinearProgram` to
+:meth:`LPBackend.solve_lp`; a backend that implements it says so through
+:meth:`LPBackend.solves_lp`. Only primal values are returned.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from privbench.protocol.plugin import Parametrized
 
@@ -46,6 +52,44 @@ class LPSolution:
     message: str = ""
 
 
+@dataclass(frozen=True)
+class LinearProgram:
+    """minimise cost·x subject to row_lower <= A x <= row_upper, col_lower <= x <= col_upper.
+
+    ``A`` is scipy.sparse (rows x columns); infinite bounds are ``±np.inf``; an equality
+    row has ``row_lower == row_upper``.
+    """
+
+    cost: np.ndarray
+    A: sp.csr_array
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, columns) of the constraint matrix."""
+        return self.A.shape
+
+
+@dataclass
+class LPResult:
+    """Primal solution of a one-shot :class:`LinearProgram`.
+
+    :param status: ``optimal``, ``infeasible`` or ``error`` (then ``x`` is meaningless)
+    :param x: value of every column
+    :param objective: cost·x
+    :param message: the solver's own words, for errors
+    """
+
+    status: str
+    x: np.ndarray
+    objective: float
+    iterations: int = 0
+    message: str = ""
+
+
 class LPBackend(Parametrized):
     """Base of LP backend plugins. Required: start, add_columns, set_costs, solve."""
 
@@ -65,6 +109,15 @@ class LPBackend(Parametrized):
 
     def solve(self) -> LPSolution:
         raise NotImplementedError
+
+    def solve_lp(self, lp: LinearProgram) -> LPResult:
+        """Solve one whole LP from scratch (optional; see :meth:`solves_lp`)."""
+        raise NotImplementedError(f"LP backend {self.name!r} solves restricted masters only")
+
+    @classmethod
+    def solves_lp(cls) -> bool:
+        """True when the backend implements :meth:`solve_lp` (one-shot general LPs)."""
+        return cls.solve_lp is not LPBackend.solve_lp
 
     def close(self) -> None:
         """Release solver resources (worker processes, models)."""

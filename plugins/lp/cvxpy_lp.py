@@ -29,12 +29,15 @@ class CvxpyBackend(RebuildingBackend):
         self.solver = solver
 
     def start(self, n: int, delta: float) -> None:
+        self._refuse_ortools()
+        super().start(n, delta)
+
+    def _refuse_ortools(self) -> None:
         solver = str(self.solver).upper()
         if solver in ("GLOP", "PDLP"):
             raise pb.ValidationError(
                 f"cvxpy: solver {solver} loads OR-Tools, which cannot share a process with "
                 "highspy (google/or-tools#5246); use the glop / pdlp LP backends")
-        super().start(n, delta)
 
     def solve(self) -> pb.LPSolution:
         import cvxpy as cp
@@ -60,6 +63,38 @@ class CvxpyBackend(RebuildingBackend):
         mu = -np.asarray(cons[1].dual_value, dtype=float).ravel()
         return pb.LPSolution("optimal", np.asarray(x.value, dtype=float).ravel(),
                              float(prob.value), min(lam, 0.0), mu, 0, prob.status)
+
+    def solve_lp(self, lp: pb.LinearProgram) -> pb.LPResult:
+        """The whole LP as one cvxpy problem (rows with finite bounds only)."""
+        import cvxpy as cp
+
+        self._refuse_ortools()
+        A = lp.A.tocsr()
+        x = cp.Variable(lp.shape[1])
+        lo, up = np.asarray(lp.row_lower, float), np.asarray(lp.row_upper, float)
+        eq = lo == up
+        cons = []
+        for mask, make in ((eq, lambda r: A[r] @ x == lo[r]),
+                           (~eq & np.isfinite(up), lambda r: A[r] @ x <= up[r]),
+                           (~eq & np.isfinite(lo), lambda r: A[r] @ x >= lo[r])):
+            if mask.any():
+                cons.append(make(mask))
+        for bound, make in ((np.asarray(lp.col_lower, float), lambda c, b: x[c] >= b[c]),
+                            (np.asarray(lp.col_upper, float), lambda c, b: x[c] <= b[c])):
+            finite = np.flatnonzero(np.isfinite(bound))
+            if finite.size:
+                cons.append(make(finite, bound))
+        prob = cp.Problem(cp.Minimize(np.asarray(lp.cost, float) @ x), cons)
+        try:
+            prob.solve(solver=str(self.solver).upper())
+        except cp.error.SolverError as exc:
+            return pb.LPResult("error", np.zeros(lp.shape[1]), np.nan, 0, f"cvxpy: {exc}")
+        if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            kind = "infeasible" if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE) \
+                else "error"
+            return pb.LPResult(kind, np.zeros(lp.shape[1]), np.nan, 0, f"cvxpy: {prob.status}")
+        return pb.LPResult("optimal", np.asarray(x.value, dtype=float).ravel(), float(prob.value),
+                           0, prob.status)
 
 
 @pb.hookimpl

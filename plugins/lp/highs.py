@@ -144,8 +144,42 @@ class HighsBackend(pb.LPBackend):
         return pb.LPSolution("optimal", x, float(info.objective_function_value),
                              float(min(y[self._n], 0.0)), y[: self._n].copy(), iters)
 
+    def solve_lp(self, lp: pb.LinearProgram) -> pb.LPResult:
+        """One cold solve of a whole LP (presolve on, HiGHS chooses simplex or IPM)."""
+        import highspy
+
+        h = quiet_highs(highspy)
+        for key, value in (("output_flag", False), ("threads", int(self.threads)),
+                           ("primal_feasibility_tolerance", 1e-9),
+                           ("dual_feasibility_tolerance", 1e-9)):
+            h.setOptionValue(key, value)
+        rows, cols = lp.shape
+        inf = highspy.kHighsInf
+        h.addCols(cols, np.asarray(lp.cost, float), _clip_inf(lp.col_lower, inf),
+                  _clip_inf(lp.col_upper, inf), 0, np.zeros(0, np.int32), np.zeros(0, np.int32),
+                  np.zeros(0))
+        A = lp.A.tocsr()
+        h.addRows(rows, _clip_inf(lp.row_lower, inf), _clip_inf(lp.row_upper, inf), A.nnz,
+                  A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32),
+                  A.data.astype(float))
+        h.run()
+        status = h.getModelStatus()
+        info = h.getInfo()
+        iters = int(info.simplex_iteration_count) + int(info.ipm_iteration_count)
+        if status != highspy.HighsModelStatus.kOptimal:
+            kind = "infeasible" if status == highspy.HighsModelStatus.kInfeasible else "error"
+            return pb.LPResult(kind, np.zeros(cols), np.nan, iters,
+                               f"HiGHS: {h.modelStatusToString(status)}")
+        x = np.asarray(h.getSolution().col_value, dtype=float)
+        return pb.LPResult("optimal", x, float(info.objective_function_value), iters)
+
     def close(self) -> None:
         self._h = None  # type: ignore[assignment]
+
+
+def _clip_inf(bound: np.ndarray, inf: float) -> np.ndarray:
+    """Bounds with ±np.inf replaced by HiGHS' own infinity."""
+    return np.clip(np.asarray(bound, dtype=float), -inf, inf)
 
 
 @pb.hookimpl

@@ -1,0 +1,229 @@
+"""The LP shared by the catalogue's LP mechanisms, and their common base class.
+
+Every mechanism of the catalogue that is an LP over the mapping (``maxleak_optimal``,
+``map_optimal``, ``lip_optimal``, ``perfect_privacy``) has the same core: variables
+X[i, j] = p(b̂_i | b_j), each column on the simplex, and E[d] = Σ_ij p(b_j) d(b̂_i, b_j) X[i, j]
+either as the objective or as a row <= Δ. :class:`MappingLP` builds that core with sparse
+matrices and lets each mechanism add its own rows and variables; rows that hold for
+every output b̂_i and private value a, Σ_j c[a, j] X[i, j], are ``kron(c, I_n)``.
+
+Layout: the columns j with p(b_j) > 0 ("live", m of them) carry variables, column-major
+(variable ``jj * n + i``); extra variables (t_b̂) follow. A column with p(b_j) = 0 enters
+no objective and no row, so it is released unchanged (X[:, j] = e_j). Private values with
+p(a) = 0 are left out, since W(b̂|a) = Σ_j p(b_j|a) X[i, j] is undefined for them.
+
+Tolerances: the solver meets rows to ~1e-9. The point it returns is accepted when no
+entry is below -1e-6 and no column sum is off by more than 1e-6 (else the run fails
+naming the column); negatives are then clipped, entries below 1e-12 dropped and columns
+renormalised, so the mapping is exactly column-stochastic. A mechanism with a budget
+(``delta_role = "budget"``) then mixes in the least-distortion mapping just enough to meet
+E[d] <= Δ exactly (a move of the order of the solver's tolerance).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+import privbench as pb
+from privbench.protocol.feasibility import mix_into_budget
+
+#: a solver point whose entries or column sums are off by more than this is refused
+ACCEPT_TOL = 1e-6
+#: entries below this are dropped from the returned mapping
+DROP_TOL = 1e-12
+
+
+class MappingLP:
+    """The mapping variables, simplex rows and E[d] of one problem; rows added by mechanisms."""
+
+    def __init__(self, problem: pb.PrivacyProblem) -> None:
+        n = problem.n
+        self.n = n
+        self.live = np.flatnonzero(problem.p_b > 0)
+        self.m = self.live.size
+        live_a = problem.p_a > 0
+        self.p = problem.p_b[self.live]
+        self.joint = problem.joint[np.ix_(live_a, self.live)]
+        #: cond[a, jj] = p(b_j | a) over the live a and j
+        self.cond = self.joint / problem.p_a[live_a][:, None]
+        D = np.asarray(problem.distortion.to_dense(), dtype=float)
+        self.D = D
+        #: dcost[i, jj] = p(b_j) d(b̂_i, b_j): E[d] = Σ dcost * X
+        self.dcost = D[:, self.live] * self.p[None, :]
+        self.n_vars = n * self.m
+        self.cost = np.zeros(self.n_vars)
+        self.col_upper = np.full(self.n_vars, np.inf)
+        self._rows: list[tuple[sp.csr_array, np.ndarray, np.ndarray]] = []
+        simplex = sp.kron(sp.identity(self.m, format="csr"), np.ones((1, n)), format="csr")
+        self.add_rows(simplex, np.ones(self.m), np.ones(self.m))
+
+    # -- building -------------------------------------------------------------------------
+    def add_vars(self, count: int, cost: float | np.ndarray = 0.0) -> int:
+        """Append ``count`` non-negative variables with objective ``cost``; returns the first index."""
+        first = self.n_vars
+        self.n_vars += count
+        self.cost = np.concatenate([self.cost, np.broadcast_to(cost, (count,)).astype(float)])
+        self.col_upper = np.concatenate([self.col_upper, np.full(count, np.inf)])
+        return first
+
+    def per_output(self, coef: np.ndarray) -> sp.csr_array:
+        """Rows Σ_j coef[r, j] X[i, j], one per (r, i), r-major: ``kron(coef, I_n)``.
+
+        :param coef: (k, m) over the live columns.
+        """
+        return sp.csr_array(sp.kron(sp.csr_array(np.atleast_2d(coef)),
+                                    sp.identity(self.n, format="csr"), format="csr"))
+
+    def with_vars(self, block: sp.csr_array, first: int, var_coef: Any) -> sp.csr_array:
+        """``block`` (over the mapping variables) beside ``var_coef`` on variables from ``first``."""
+        var_coef = sp.csr_array(var_coef)
+        gap = first - self.n * self.m
+        parts = [block] + ([sp.csr_array((block.shape[0], gap))] if gap else []) + [var_coef]
+        return sp.csr_array(sp.hstack(parts, format="csr"))
+
+    def add_rows(self, A: sp.csr_array, lower: Any, upper: Any) -> None:
+        """Append rows lower <= A x <= upper (scalars broadcast; ±inf for one-sided)."""
+        k = A.shape[0]
+        self._rows.append((sp.csr_array(A), np.broadcast_to(np.asarray(lower, float), (k,)),
+                           np.broadcast_to(np.asarray(upper, float), (k,))))
+
+    def distortion_vector(self) -> np.ndarray:
+        """E[d] as a row over the mapping variables (column-major)."""
+        return self.dcost.ravel(order="F")
+
+    def minimise_distortion(self) -> None:
+        """Make E[d] the objective."""
+        self.cost[: self.n * self.m] = self.distortion_vector()
+
+    def add_budget(self, delta: float) -> None:
+        """The row E[d] <= Δ, after checking some mapping can meet it."""
+        least = self.least_distortion()
+        if delta < least - 1e-12 * max(1.0, least):
+            raise pb.ValidationError(f"delta = {delta:g} is below the least expected distortion "
+                                     f"any mapping reaches on this problem ({least:.6g})")
+        self.add_rows(sp.csr_array(self.distortion_vector()[None, :]), -np.inf, delta)
+
+    def least_distortion(self) -> float:
+        """min E[d] over all mappings: each b_j to its nearest output."""
+        return float(self.dcost.min(axis=0).sum())
+
+    def program(self) -> pb.LinearProgram:
+        """The assembled LP (extra variables padded into every earlier row block)."""
+        blocks = []
+        for A, _, _ in self._rows:
+            pad = self.n_vars - A.shape[1]
+            blocks.append(sp.hstack([A, sp.csr_array((A.shape[0], pad))], format="csr")
+                          if pad > 0 else A)
+        return pb.LinearProgram(
+            cost=self.cost.copy(), A=sp.csr_array(sp.vstack(blocks, format="csr")),
+            row_lower=np.concatenate([lo for _, lo, _ in self._rows]),
+            row_upper=np.concatenate([up for _, _, up in self._rows]),
+            col_lower=np.zeros(self.n_vars), col_upper=self.col_upper.copy())
+
+    # -- reading the solution --------------------------------------------------------------
+    def mapping(self, x: np.ndarray) -> np.ndarray:
+        """The dense (n, n) column-stochastic mapping of a solver point (see module docstring)."""
+        n, m = self.n, self.m
+        block = np.asarray(x[: n * m], dtype=float).reshape(m, n).T
+        if block.size and block.min() < -ACCEPT_TOL:
+            i, jj = np.unravel_index(int(np.argmin(block)), block.shape)
+            raise pb.PrivbenchError(f"the LP solver returned X[{i}, {self.live[jj]}] = "
+                                    f"{block[i, jj]:.3g} < 0 beyond tolerance {ACCEPT_TOL:g}")
+        sums = block.sum(axis=0)
+        bad = np.flatnonzero(np.abs(sums - 1.0) > ACCEPT_TOL)
+        if bad.size:
+            j = int(self.live[bad[0]])
+            raise pb.PrivbenchError(f"the LP solver returned column {j} summing to "
+                                    f"{sums[bad[0]]:.9g}, beyond tolerance {ACCEPT_TOL:g}")
+        block = np.where(block < DROP_TOL, 0.0, block)
+        X = np.eye(n)
+        X[:, self.live] = block / block.sum(axis=0, keepdims=True)
+        return X
+
+    def into_budget(self, X: np.ndarray, delta: float) -> tuple[np.ndarray, float]:
+        """Mix X with the least-distortion mapping so that E[d] <= Δ holds exactly."""
+        safe = np.eye(self.n)
+        nearest = self.dcost.argmin(axis=0)
+        safe[:, self.live] = 0.0
+        safe[nearest, self.live] = 1.0
+        used = float(np.sum(self.dcost * X[:, self.live]))
+        return mix_into_budget(X, safe, used, self.least_distortion(), delta)
+
+    def channel(self, X: np.ndarray) -> np.ndarray:
+        """W[a, i] = p(b̂_i | a) over the live private values."""
+        return self.cond @ X[:, self.live].T
+
+    def output_marginal(self, X: np.ndarray) -> np.ndarray:
+        """p(b̂_i)."""
+        return X[:, self.live] @ self.p
+
+
+class LPMappingMechanism(pb.MappingMechanism):
+    """Base of the catalogue's LP mechanisms: backend, ``max_n`` skip, solve and read back.
+
+    A subclass sets ``name``, ``delta_role`` and ``lp_kind`` (for messages), and implements
+    :meth:`build` (rows and objective on a :class:`MappingLP`) and optionally
+    :meth:`measures` (stats of the returned mapping). Its ``__init__`` stores
+    ``lp_backend`` and ``max_n`` (and its own parameters).
+    """
+
+    requirements = ("highspy",)
+    extra = "highs"
+    test_parameters: ClassVar[dict[str, list[Any]]] = {"lp_backend": ["highs", "scipy"]}
+    #: what the LP is, for the skip message
+    lp_kind: ClassVar[str] = "an LP"
+    lp_backend: str
+    max_n: int
+
+    def check_params(self) -> None:
+        if not isinstance(self.max_n, numbers.Integral) or isinstance(self.max_n, bool) \
+                or self.max_n < 1:
+            raise pb.ValidationError(f"{self.name}: max_n must be an integer >= 1; "
+                                     f"got {self.max_n!r}")
+        backend = pb.get_lp_backend(str(self.lp_backend))  # unknown or unavailable: fails here
+        if not backend.solves_lp():
+            raise pb.ValidationError(
+                f"{self.name}: lp_backend {self.lp_backend!r} solves restricted masters only; "
+                "this mechanism needs one that solves whole LPs (highs, scipy or cvxpy)")
+
+    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
+        if problem.n > self.max_n:
+            return True, (f"{self.name} solves {self.lp_kind} with n² = {problem.n ** 2} "
+                          f"variables; n = {problem.n} exceeds max_n = {self.max_n} (raise it "
+                          f"with {self.name}:max_n={problem.n} if you have the time; "
+                          "docs/catalogue-scaling.md says how far it gets in a minute)")
+        return False, None
+
+    def build(self, lp: MappingLP, delta: float) -> None:
+        """Add this mechanism's rows, variables and objective to ``lp``."""
+        raise NotImplementedError
+
+    def measures(self, lp: MappingLP, X: np.ndarray) -> dict[str, Any]:
+        """Stats of the returned mapping that say how well it meets its own notion."""
+        return {}
+
+    def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        lp = MappingLP(problem)
+        self.build(lp, delta)
+        program = lp.program()
+        backend = pb.get_lp_backend(str(self.lp_backend))
+        try:
+            out = backend.solve_lp(program)
+        finally:
+            backend.close()
+        if out.status != "optimal":
+            raise pb.PrivbenchError(f"{self.name}: the LP is {out.status} ({out.message})")
+        X = lp.mapping(out.x)
+        theta = 1.0
+        if self.delta_role == "budget":
+            X, theta = lp.into_budget(X, delta)
+        stats = {"lp_objective": out.objective, "lp_rows": program.shape[0],
+                 "lp_cols": program.shape[1], "lp_nnz": int(program.A.nnz),
+                 "lp_iterations": out.iterations, "lp_backend": str(self.lp_backend),
+                 "budget_theta": theta}
+        stats.update(self.measures(lp, X))
+        return self.result(X, **stats)

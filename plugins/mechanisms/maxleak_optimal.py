@@ -1,0 +1,61 @@
+"""``maxleak_optimal``: the mapping of least maximal leakage with E[d] <= Δ, an LP.
+
+Maximal leakage (Issa, Wagner, Kamath, "An operational approach to information leakage",
+IEEE T-IT 2020) of a channel W(b̂|a) = Σ_j p(b_j|a) X[b̂, j] is
+L(A→B̂) = log Σ_b̂ max_{a: p(a)>0} W(b̂|a); the optimal privacy-utility mapping under it
+(Saeidian, Cervia, Oechtering, Skoglund, "Optimal maximal leakage-distortion tradeoff",
+ITW 2021) solves the LP
+
+    minimise Σ_b̂ t_b̂   subject to   t_b̂ >= W(b̂|a) for every a and b̂,
+                                     columns of X on the simplex,  E[d] <= Δ,
+
+and L = log2 of the optimum, in bits. The LP has n² + n variables and |A|·n + n + 1 rows
+(``privbench.plugins.mechanisms._lp_mapping``); it goes through an LP backend plugin that
+solves whole LPs (``lp_backend``: highs, scipy or cvxpy) and refuses n > ``max_n``.
+Among equally leaky mappings the solver returns any one (the LP does not break ties).
+Stats: ``maxleak_bits`` of the returned mapping, ``lp_objective`` = Σ t.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+import privbench as pb
+
+from ._lp_mapping import LPMappingMechanism, MappingLP
+
+
+def max_rows(lp: MappingLP, coef: np.ndarray) -> None:
+    """Variables t_i (objective Σ t) with rows Σ_j coef[a, j] X[i, j] - t_i <= 0 for all a, i."""
+    first = lp.add_vars(lp.n, cost=1.0)
+    k = coef.shape[0]
+    minus_t = -sp.kron(np.ones((k, 1)), sp.identity(lp.n, format="csr"), format="csr")
+    lp.add_rows(lp.with_vars(lp.per_output(coef), first, minus_t), -np.inf, 0.0)
+
+
+class MaxLeakOptimal(LPMappingMechanism):
+    """Least maximal leakage L(A→B̂) subject to E[d] <= Δ (LP, n <= ``max_n``)."""
+
+    name = "maxleak_optimal"
+    description = "least maximal leakage with E[d] <= Δ (Issa et al. 2020), an LP"
+    lp_kind = "the maximal-leakage LP"
+
+    def __init__(self, lp_backend: str = "highs", max_n: int = 300) -> None:
+        self.lp_backend = lp_backend
+        self.max_n = max_n
+
+    def build(self, lp: MappingLP, delta: float) -> None:
+        max_rows(lp, lp.cond)
+        lp.add_budget(delta)
+
+    def measures(self, lp: MappingLP, X: np.ndarray) -> dict[str, Any]:
+        return {"maxleak_bits": math.log2(float(lp.channel(X).max(axis=0).sum()))}
+
+
+@pb.hookimpl
+def privbench_register_mechanisms() -> list[type]:
+    return [MaxLeakOptimal]

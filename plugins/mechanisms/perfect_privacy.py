@@ -1,0 +1,55 @@
+"""``perfect_privacy``: the mapping of least E[d] whose release B̂ is independent of A, an LP.
+
+Perfect privacy, I(A; B̂) = 0, holds exactly when W(b̂|a) = Σ_j p(b_j|a) X[b̂, j] is the
+same for every private value a; the least-distortion such mapping is the LP
+
+    minimise E[d]   subject to   W(b̂|a) = W(b̂|a_0) for every a != a_0 and b̂,
+                                 columns of X on the simplex
+
+(Rassouli and Gündüz, "Optimal utility-privacy trade-off with total variation distance as
+a privacy measure", IEEE TIFS 2020, and "On perfect privacy", IEEE JSAIT 2021, characterise
+the perfectly private mappings as this polytope; with E[d] as the utility the optimum is
+an LP). Δ is unused. It never costs more than ``constant`` (a constant output is feasible)
+and costs the same when B determines A one-to-one; it costs less when the rows p(·|a)
+leave a direction that moves mass between outputs without moving any W(·|a) apart. Stats: ``dependence_max``, max_{a, b̂}
+|W(b̂|a) - p(b̂)| of the returned mapping (0 up to the solver's tolerance).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import privbench as pb
+
+from ._lp_mapping import LPMappingMechanism, MappingLP
+
+
+class PerfectPrivacy(LPMappingMechanism):
+    """Least E[d] with B̂ independent of A (LP; Δ unused)."""
+
+    name = "perfect_privacy"
+    description = "least E[d] with B̂ independent of A (Rassouli & Gündüz), an LP; Δ unused"
+    delta_role = "unused"
+    respects_budget = False
+    lp_kind = "the perfect-privacy LP"
+
+    def __init__(self, lp_backend: str = "highs", max_n: int = 300) -> None:
+        self.lp_backend = lp_backend
+        self.max_n = max_n
+
+    def build(self, lp: MappingLP, delta: float) -> None:
+        lp.minimise_distortion()
+        cond = lp.cond
+        if cond.shape[0] > 1:
+            lp.add_rows(lp.per_output(cond[1:] - cond[0]), 0.0, 0.0)
+
+    def measures(self, lp: MappingLP, X: np.ndarray) -> dict[str, Any]:
+        W = lp.channel(X)
+        return {"dependence_max": float(np.abs(W - lp.output_marginal(X)[None, :]).max())}
+
+
+@pb.hookimpl
+def privbench_register_mechanisms() -> list[type]:
+    return [PerfectPrivacy]
