@@ -25,6 +25,7 @@ sample, nor an adversary's uncertainty (see docs/error-bars.md).
 from __future__ import annotations
 
 import hashlib
+from functools import partial
 from collections.abc import Callable
 from typing import Any
 
@@ -85,12 +86,19 @@ def _column_costs(problem: pb.PrivacyProblem, X: sp.csc_array) -> np.ndarray:
 def notion_functions() -> dict[str, Callable[[np.ndarray], np.ndarray]]:
     """Exact notions evaluated on output joints, each vectorised over the stack.
 
-    ``mi_bits`` always; the privacy notions of :mod:`privbench.metrics` that provide a
-    batched joint-level form (``NOTIONS_OF_JOINT``) when that module has them.
+    ``mi_bits`` vectorised here; every other notion of ``pb.metrics.JOINT_NOTIONS``
+    (maximal leakage, min-entropy leakage, Sibson, LIP, LDP w.r.t. A, total variation,
+    t-closeness, guessing entropy) applied resample by resample to its joint.
     """
     found: dict[str, Callable[[np.ndarray], np.ndarray]] = {"mi_bits": _mi_bits}
-    found.update(getattr(pb.metrics, "NOTIONS_OF_JOINT", {}) or {})
+    for name, fn in pb.metrics.JOINT_NOTIONS.items():
+        if name not in found:
+            found[name] = partial(_each, fn)
     return found
+
+
+def _each(fn: Callable[[np.ndarray], float], Q: np.ndarray) -> np.ndarray:
+    return np.array([fn(q) for q in Q])
 
 
 def draws_key(cells: np.ndarray, resamples: int, seed: int) -> str:
