@@ -25,8 +25,8 @@ sample, nor an adversary's uncertainty (see docs/error-bars.md).
 from __future__ import annotations
 
 import hashlib
-from functools import partial
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
