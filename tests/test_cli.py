@@ -96,7 +96,7 @@ def test_sweep_grid_resume_and_export(tmp_path: Path, capsys, db_path: Path) -> 
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM runs WHERE status='ok'").fetchone()[0] == 16
     assert main(["sweep", str(spec), "--db", str(db_path), "--resume"]) == 0
-    assert "resume: 16 of 16 runs already stored" in capsys.readouterr().err
+    assert "resume: 16 stored, 0 to run of 16" in capsys.readouterr().err
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 16
     csv = tmp_path / "out.csv"

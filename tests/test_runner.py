@@ -121,7 +121,7 @@ def test_resume_after_sigkill_loses_only_runs_in_flight(tmp_path: Path) -> None:
     assert 4 <= before < len(deltas)
     out = _cli(["sweep", str(spec), "--db", str(db), "--resume"])
     assert out.returncode == 0, out.stderr
-    assert f"resume: {before} of {len(deltas)} runs already stored" in out.stderr
+    assert f"resume: {before} stored, {len(deltas) - before} to run of {len(deltas)}" in out.stderr
     with sqlite3.connect(db) as conn:
         keys = [r[0] for r in conn.execute("SELECT run_key FROM runs WHERE status = 'ok'")]
     assert len(keys) == len(set(keys)) == len(deltas)

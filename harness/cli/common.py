@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import uuid
@@ -14,7 +15,9 @@ from privbench.host.manager import get_host
 from privbench.protocol.errors import StoreWriteError, ValidationError
 from privbench.protocol.plugin import format_label
 from privbench.protocol.shared import STORE_ENV
-from privbench.results.store import DEFAULT_DB, ResultStore
+from privbench.results.fingerprints import MARK
+from privbench.results.store import DEFAULT_DB, ClaimHeartbeat, ResultStore
+from privbench.running.fingerprint import run_fingerprint
 from privbench.running.progress import RunProgress
 from privbench.running.specs import RunSpec, parse_spec
 
@@ -66,17 +69,12 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
     claim_owner = uuid.uuid4().hex
     try:
         todo = list(runs)
+        heartbeat: Any = contextlib.nullcontext()
         if resume and store is not None:
-            # runs stored or claimed by another live --resume are not ours to run
-            mine = set(store.claim([r.key for r in todo], owner=claim_owner))
-            todo = [r for r in todo if r.key in mine]
-            skipped = len(runs) - len(todo)
-            if skipped:
-                import sys
-                print(f"resume: {skipped} of {len(runs)} runs already stored in {args.db} "
-                      "or claimed by another sweep running on it", file=sys.stderr)
+            todo = _resume(store, todo, claim_owner, keep_stale=getattr(args, "keep_stale", False))
+            heartbeat = ClaimHeartbeat(store.path, claim_owner)
         timeout = timeout if timeout is not None else getattr(args, "timeout", None)
-        with RunProgress(len(todo), enabled=progress) as bar:
+        with heartbeat, RunProgress(len(todo), enabled=progress) as bar:
             executor.on_progress = bar.solve_update  # used by in-process executors (local)
             for record in executor.map_runs([r.to_dict() for r in todo], timeout=timeout):
                 if store is not None:
@@ -92,6 +90,30 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
             os.environ.pop(STORE_ENV, None)
         else:
             os.environ[STORE_ENV] = store_before
+
+
+def _resume(store: ResultStore, runs: list[RunSpec], owner: str, *, keep_stale: bool
+            ) -> list[RunSpec]:
+    """The runs of ``runs`` still to do: not stored by the same code (any stored row with
+    ``keep_stale``) and not claimed by another live sweep; says what it skips and why."""
+    import sys
+
+    fingerprints = {r.key: run_fingerprint(r)["hash"] for r in runs}
+    stored = store.done_keys() & set(fingerprints)
+    fresh = stored if keep_stale else store.fresh_keys(fingerprints)
+    mine = set(store.claim([r.key for r in runs], owner=owner,
+                           fingerprints=None if keep_stale else fingerprints))
+    todo = [r for r in runs if r.key in mine]
+    stale = len(stored - fresh)
+    claimed = len(runs) - len(todo) - len(fresh)
+    parts = [f"{len(fresh)} stored"]
+    if stale:
+        parts.append(f"{stale} stale re-run (made by other code; --keep-stale keeps them)")
+    if claimed > 0:
+        parts.append(f"{claimed} claimed by another sweep")
+    print(f"resume: {', '.join(parts)}, {len(todo)} to run of {len(runs)} in {store.path}",
+          file=sys.stderr)
+    return todo
 
 
 def _store(store: ResultStore, record: dict[str, Any], sweep_id: str) -> None:
@@ -170,6 +192,8 @@ def _run_table(title: str, records: Sequence[dict[str, Any]]) -> tuple[Any, bool
         status = str(r.get("status"))
         if _converged(r) is False:
             status, unconverged = status + "*", True
+        if r.get("other_code") is True:  # results: made by other code than the installed one
+            status += MARK
         cells = [status if key == "status" else _fmt(r.get(key), 3) for key, _ in TABLE_NUMBERS]
         table.add_row(escape(format_label(r.get("mechanism"), r.get("params"))), *cells)
     return table, unconverged

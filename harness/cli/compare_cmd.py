@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from privbench.protocol.errors import ValidationError
+from privbench.results.fingerprints import FOOTNOTE, MARK, other_code
 from privbench.results.pareto import default_targets, pick_reference, summarise
 from privbench.results.store import DEFAULT_DB
 from privbench.results.views import curves_of, describe_excess, excess_at, load_runs
+from privbench.running.fingerprint import current_hash
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -83,8 +85,9 @@ def run(args: argparse.Namespace) -> int:
         for t in targets:
             table.add_column(escape(f"E[d] for I≤{t:g}"), justify="right")
             table.add_column(escape(f"× {ref}"), justify="right")
+        other = set(g.loc[other_code(g, current_hash), "label"])
         for r in rows:
-            cells = [escape(r.label), str(r.points)]
+            cells = [escape(r.label) + (MARK if r.label in other else ""), str(r.points)]
             for b in budgets:
                 cells += [_f(r.leakage_at[b], BELOW_CURVE), _excess_cell(excess_at(g, r.label, b))]
             for t in targets:
@@ -108,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
             "interval) than the least leakage possible at the run's own distortion E[d] (the "
             "optimum metric)") + "[/]", highlight=False)
         _explain_empty_cells(console, rows, budgets, targets, g)
+        if other:
+            console.print("  [dim]" + escape(FOOTNOTE) + "[/]", highlight=False)
         _note_unconverged(console, g)
     return 0
 

@@ -77,9 +77,26 @@ def _num(value: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
+#: the stored numbers regress compares; a value that is not a number is refused
+COMPARED = ("mi_bits", "gap_bits", "distortion", "runtime_s")
+
+
+def _check_numbers(key: str, side: str, row: dict[str, Any]) -> None:
+    """A compared field holding text (``mi_bits = 'x'``) is a damaged store, not a pass."""
+    for quantity in COMPARED:
+        value = row.get(quantity)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        if isinstance(value, bool) or _num(value) is None or isinstance(value, str | bytes):
+            raise ValidationError(f"{side} run {key}: {quantity} = {str(value)[:40]!r} is not a "
+                                  "finite number; the store is damaged or not privbench's")
+
+
 def compare_rows(key: str, base: dict[str, Any], new: dict[str, Any], t: Thresholds
                  ) -> list[Change]:
     """The changes beyond threshold between two records of the same run."""
+    _check_numbers(key, "base", base)
+    _check_numbers(key, "new", new)
     if base.get("status") != new.get("status"):
         if base.get("status") == "ok":
             return [Change(key, "status", base.get("status"), new.get("status"), "worse")]
@@ -144,6 +161,9 @@ def compare_frames(base: pd.DataFrame, new: pd.DataFrame, t: Thresholds
             continue
         changes.extend(compare_rows(key, base_rows[key], new_rows[key], t))
     counts = {"compared": len(set(base_rows) & set(new_rows)),
+              "other_code": sum(base_rows[k].get("fingerprint") != new_rows[k].get("fingerprint")
+                                or base_rows[k].get("fingerprint") is None
+                                for k in set(base_rows) & set(new_rows)),
               "missing": len(set(base_rows) - set(new_rows)),
               "added": len(set(new_rows) - set(base_rows))}
     return changes, counts
@@ -249,6 +269,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"regress: {counts['compared']} runs compared ({base_label} -> {new_label}); "
           f"{len(worse)} worse, {better} better, {counts['missing']} missing, "
           f"{counts['added']} new", file=sys.stderr)
+    if counts["other_code"]:  # expected when comparing two versions; noise when it is not
+        print(f"regress: {counts['other_code']} of the compared runs were made by different "
+              "code on the two sides (their fingerprints differ or are unknown)", file=sys.stderr)
     return EXIT_REGRESSED if failed else 0
 
 

@@ -25,6 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reporter", default="html", help="reporter plugin (default html)")
     p.add_argument("--sweep", type=Path, action="append", default=[], metavar="SPEC.toml",
                    help="run this sweep first (resuming into --db); repeatable")
+    p.add_argument("--keep-stale", action="store_true",
+                   help="with --sweep, reuse stored runs made by other code (default: re-run them)")
     p.add_argument("--executor", default=None, help="executor for --sweep (default: the spec's)")
     p.add_argument("--workers", type=int, default=None, help="worker processes for --sweep")
     p.set_defaults(func=run)
@@ -38,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
         argv = ["sweep", str(spec), "--db", str(args.db), "--resume"]
         argv += ["--executor", args.executor] if args.executor else []
         argv += ["--workers", str(args.workers)] if args.workers else []
+        argv += ["--keep-stale"] if args.keep_stale else []
         code = main(argv)
         if code:
             raise PrivbenchError(f"sweep {spec} failed (exit status {code}); no report written")

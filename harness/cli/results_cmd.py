@@ -56,7 +56,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {len(flat)} runs to {out}")
         return 0
     from privbench.cli.common import print_table
+    from privbench.results.fingerprints import footnote, other_code
+    from privbench.running.fingerprint import current_hash
 
     shown = df if args.limit == 0 else df.tail(args.limit)
-    print_table(shown.to_dict("records"), title=f"{len(df)} runs in {args.db}")
+    marked = other_code(shown, current_hash)
+    print_table([{**r, "other_code": m} for r, m in zip(shown.to_dict("records"), marked,
+                                                         strict=True)],
+                title=f"{len(df)} runs in {args.db}")
+    if (note := footnote(marked)) is not None:
+        print(note)
     return 0

@@ -22,7 +22,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                    help="Dask scheduler to run on (dask executor; default: a local cluster)")
     p.add_argument("--resume", action="store_true",
-                   help="skip runs already stored with status ok/invalid/skip")
+                   help="skip runs already stored with status ok/invalid/skip by the same code "
+                        "(a row made by other code is stale: re-run)")
+    p.add_argument("--keep-stale", action="store_true",
+                   help="with --resume, also reuse rows made by other code (other plugin "
+                        "or privbench source)")
     p.add_argument("--timeout", type=float, default=None, help="seconds per run (overrides spec)")
     p.add_argument("--json", action="store_true", help="also print each record as a JSON line")
     p.add_argument("--dry-run", action="store_true", help="list the runs without executing them")

@@ -28,6 +28,9 @@ RECORD_SCHEMA: tuple[tuple[str, str], ...] = (
     ("gap_bits", "REAL"),
     ("metrics", "TEXT"),
     ("run_key", "TEXT NOT NULL"),
+    #: short hash of the code that made the run (running/fingerprint.py); details under
+    #: provenance["fingerprint"]
+    ("fingerprint", "TEXT"),
 )
 RECORD_FIELDS: tuple[str, ...] = tuple(name for name, _ in RECORD_SCHEMA)
 #: fields holding nested data (stored as JSON text)

@@ -11,6 +11,7 @@ import json
 import os
 import socket
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -26,6 +27,10 @@ DEFAULT_DB = Path(".privbench") / "results.sqlite"
 #: tries to open (and create) a database that other processes are creating too
 OPEN_ATTEMPTS = 8
 FINAL_STATUSES = ("ok", "invalid", "skip")
+#: a claim not renewed for this long belongs to a sweep that died (any host); the sweep
+#: that holds it renews it every :data:`HEARTBEAT_S`
+CLAIM_LEASE_S = 300.0
+HEARTBEAT_S = 30.0
 
 #: the record's fields (declared once, in protocol.record) plus the store's own
 _COLUMNS: tuple[tuple[str, str], ...] = (
@@ -144,23 +149,32 @@ class ResultStore:
             raise StoreWriteError(f"could not store the run in {self.path}: {exc}") from None
         return int(cur.lastrowid or 0)
 
-    def claim(self, keys: Iterable[str], owner: str) -> list[str]:
+    def claim(self, keys: Iterable[str], owner: str,
+              fingerprints: dict[str, str | None] | None = None) -> list[str]:
         """Claim the runs of ``keys`` that are neither done nor claimed by a live process,
         in one transaction, so that concurrent ``--resume`` sweeps split the work instead
-        of both running it. Claims of dead processes on this host are taken over."""
+        of both running it.
+
+        With ``fingerprints`` (run key -> fingerprint of the code that would run it) a run
+        counts as done only when a final row carries the same fingerprint: a row made by
+        other code is stale and is claimed again. A claim is taken over when its process is
+        dead (same host) or its lease ran out (no heartbeat for :data:`CLAIM_LEASE_S`, any
+        host: a killed sweep in a container whose hostname changed).
+        """
         host, pid = socket.gethostname(), os.getpid()
         keys = list(keys)
         try:
             self.conn.execute("BEGIN IMMEDIATE")
-            done = self.done_keys()
-            for key, c_host, c_pid in self.conn.execute(
-                    "SELECT run_key, host, pid FROM claims").fetchall():
-                if c_host == host and not _alive(c_pid):
+            done = self.fresh_keys(fingerprints) if fingerprints is not None else self.done_keys()
+            now = datetime.now(UTC)
+            for key, c_host, c_pid, at in self.conn.execute(
+                    "SELECT run_key, host, pid, claimed_at FROM claims").fetchall():
+                if (c_host == host and not _alive(c_pid)) or _expired(at, now):
                     self.conn.execute("DELETE FROM claims WHERE run_key = ?", (key,))
-            now = datetime.now(UTC).isoformat(timespec="seconds")
+            stamp = now.isoformat(timespec="seconds")
             self.conn.executemany(
                 "INSERT OR IGNORE INTO claims VALUES (?, ?, ?, ?, ?)",
-                [(k, owner, host, pid, now) for k in keys if k not in done])
+                [(k, owner, host, pid, stamp) for k in keys if k not in done])
             mine = {r[0] for r in self.conn.execute("SELECT run_key FROM claims WHERE owner = ?",
                                                     (owner,))}
             self.conn.execute("COMMIT")
@@ -168,6 +182,15 @@ class ResultStore:
             self.conn.execute("ROLLBACK") if self.conn.in_transaction else None
             raise StoreWriteError(f"cannot claim runs in {self.path}: {exc}") from None
         return [k for k in keys if k in mine]
+
+    def fresh_keys(self, fingerprints: dict[str, str | None]) -> set[str]:
+        """Keys of ``fingerprints`` stored with a final status by the same code."""
+        marks = ",".join("?" for _ in FINAL_STATUSES)
+        rows = self.conn.execute(
+            f"SELECT DISTINCT run_key, fingerprint FROM runs WHERE status IN ({marks})",
+            FINAL_STATUSES)
+        return {key for key, fp in rows
+                if fp is not None and key in fingerprints and fingerprints[key] == fp}
 
     def release(self, owner: str) -> None:
         """Drop ``owner``'s claims (its runs are stored, or it is stopping)."""
@@ -195,12 +218,52 @@ class ResultStore:
         return int(self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
 
 
+class ClaimHeartbeat:
+    """Renew ``owner``'s claims every :data:`HEARTBEAT_S` from a daemon thread with its own
+    connection, so that a run longer than the lease keeps its claim."""
+
+    def __init__(self, path: str | Path, owner: str) -> None:
+        self.path, self.owner = Path(path), owner
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="privbench-claims", daemon=True)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_S):
+            try:
+                conn = sqlite3.connect(self.path, timeout=5.0)
+                with conn:
+                    conn.execute("UPDATE claims SET claimed_at = ? WHERE owner = ?",
+                                 (datetime.now(UTC).isoformat(timespec="seconds"), self.owner))
+                conn.close()
+            except sqlite3.Error:
+                continue  # busy: the next beat renews it
+
+    def __enter__(self) -> ClaimHeartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
 def open_existing(path: str | Path) -> ResultStore:
     """Open a store that must already exist (reports, exports)."""
     p = Path(path)
     if not p.is_file():
         raise PrivbenchError(f"no results database at {p}; run `privbench sweep` or `privbench run --db {p}` first")
     return ResultStore(p, create=False)
+
+
+def _expired(claimed_at: str | None, now: datetime) -> bool:
+    """Whether a claim's lease ran out (an unreadable time counts as expired)."""
+    try:
+        at = datetime.fromisoformat(str(claimed_at))
+    except ValueError:
+        return True
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    return (now - at).total_seconds() > CLAIM_LEASE_S
 
 
 def _alive(pid: int | None) -> bool:

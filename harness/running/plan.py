@@ -219,8 +219,14 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
         if load_datasets:
             check_dataset(text, name, params)
         datasets.append((name, params))
-    return [
+    runs = [
         RunSpec(mechanism=m, mechanism_params=mp, dataset=d, dataset_params=dp, delta=delta,
-                seed=seed, metrics=tuple(spec.metrics), repeat=spec.repeat)
+                seed=seed, metrics=tuple(dict.fromkeys(spec.metrics)), repeat=spec.repeat)
         for (d, dp), (m, mp), delta, seed in itertools.product(datasets, mechanisms, deltas, spec.seeds)
     ]
+    # one run per key: `deltas = [0.5, 0.50]`, a mechanism listed twice, or an LP backend
+    # both in lp_backends and in the mechanism's spec would store identical rows twice
+    unique: dict[str, RunSpec] = {}
+    for r in runs:
+        unique.setdefault(r.key, r)
+    return list(unique.values())

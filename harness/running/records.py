@@ -24,7 +24,7 @@ MECHANISM_FIELDS = ("gap_bits",)
 #: fields the runner fills itself; metrics may not write them
 RUNNER_FIELDS = ("mechanism", "dataset", "params", "dataset_params", "delta", "seed",
                  "lp_backend", "status", "error", "runtime_s", "peak_mem_mb", "n",
-                 "prior_mi_bits", "metrics", "run_key")
+                 "prior_mi_bits", "metrics", "run_key", "fingerprint")
 
 
 def plain(value: Any) -> Any:

@@ -23,6 +23,7 @@ from privbench.protocol.context import RunContext
 from privbench.protocol.errors import InvalidMappingError, PrivbenchError, ValidationError
 from privbench.protocol.mechanism import MAPPING, Mechanism, MechanismResult, validate_mapping
 from privbench.protocol.problem import PrivacyProblem
+from privbench.running.fingerprint import run_fingerprint
 from privbench.running.guards import PluginAbort, RunTimeout, plugin_code, time_limit
 from privbench.running.problems import load_problem, run_view
 from privbench.running.provenance import provenance
@@ -52,7 +53,21 @@ def failed_record(spec: RunSpec | dict[str, Any], status: str, error: str) -> di
     record = empty_record(spec)
     record.update(status=status, error=error)
     record["provenance"] = provenance()
+    _stamp(record, spec)
     return plain(record)
+
+
+def _stamp(record: dict[str, Any], spec: RunSpec) -> None:
+    """The fingerprint of the code that made the run: the short hash in the record, the
+    details under provenance. A plugin that cannot be fingerprinted leaves it None (such a
+    run is never reused by ``--resume``)."""
+    try:
+        fingerprint = run_fingerprint(spec)
+    except Exception as exc:  # noqa: BLE001 - provenance must never fail a run
+        record["provenance"]["fingerprint"] = {"error": f"{type(exc).__name__}: {exc}"}
+        return
+    record["fingerprint"] = fingerprint["hash"]
+    record["provenance"]["fingerprint"] = fingerprint
 
 
 def compute_metrics(
@@ -110,6 +125,7 @@ def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = 
         record.update(status="error", error=f"{type(exc).__name__}: {exc}")
         record["metrics"]["traceback"] = traceback.format_exc(limit=8)
     record["provenance"] = {**provenance(), **record.pop("data_files", {})}
+    _stamp(record, spec)
     return plain(record)
 
 
