@@ -16,6 +16,7 @@ from privbench.api import get_dataset, get_lp_backend, get_mechanism, load_datas
 from privbench.host.hookspecs import hookimpl, hookspec
 from privbench.host.manager import PluginHost, get_host
 from privbench.protocol import information as metrics
+from privbench.protocol.certificate import Certificate
 from privbench.protocol.context import RunContext
 from privbench.protocol.dataset import DatasetAdapter
 from privbench.protocol.distortion import Distortion, FeatureDistortion, MatrixDistortion
@@ -50,6 +51,7 @@ except _md.PackageNotFoundError:  # running from a source tree
 
 __all__ = [
     "Catalog",
+    "Certificate",
     "DataError",
     "DatasetAdapter",
     "Distortion",

@@ -40,7 +40,7 @@ def test_certificate_holds_at_every_iteration(kind: str, k: int, seed: int, frac
         assert mi >= ref - REF_TOL  # no mapping beats the optimum
         lower = mi - res.stats["gap_bits"]
         assert lower <= ref + REF_TOL, f"certificate overclaims at {iterations} iterations"
-        assert res.stats["lower_bound_bits"] <= ref + REF_TOL
+        assert res.stats["lower_bits"] <= ref + REF_TOL
         bounds.append(lower)
     assert bounds[-1] > bounds[0] - 1e-12  # the certificate tightens with work
     tight = pb.get_mechanism("sppm", mode="optimal", tol=1e-9, iterations=2000).solve(problem, delta)

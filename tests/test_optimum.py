@@ -15,7 +15,7 @@ import privbench as pb
 from privbench.cli import main
 from privbench.plugins.metrics import _optimum_cache as optimum_cache
 from privbench.plugins.metrics.optimum import OptimumGap, OptimumGapLarge
-from privbench.protocol.optimum import Certificate, anchors, decoder_lower_bound, interval
+from privbench.protocol.optimum import Bound, anchors, decoder_lower_bound, interval
 from privbench.protocol.shared import STORE_ENV
 
 pytest.importorskip("cvxpy")
@@ -79,8 +79,8 @@ def test_decoder_bound_by_hand_on_two_symbols() -> None:
 
 
 def test_interval_uses_monotonicity_and_convexity() -> None:
-    certs = [Certificate(0.0, 0.0, 1.0, "identity"), Certificate(1.0, 0.0, 0.0, "constant output"),
-             Certificate(0.5, 0.2, 0.3, "solver")]
+    certs = [Bound(0.0, 0.0, 1.0, "identity"), Bound(1.0, 0.0, 0.0, "constant output"),
+             Bound(0.5, 0.2, 0.3, "solver")]
     # lower bound at 0.4 from the certificate at 0.5 (I* non-increasing)
     low, up = interval(certs, 0.4)
     assert low == pytest.approx(0.2)

@@ -31,8 +31,8 @@ def check_against_optimal(problem: pb.PrivacyProblem, delta: float, tol: float =
     assert s["converged"] and s["gap_bits"] <= tol
     assert s["objective_bits"] == pytest.approx(mi, abs=1e-9)
     assert mi <= mi_opt + tol  # within tol of the optimum
-    assert s["lower_bound_bits"] <= mi_opt + OPT_TOL  # a valid (certified) lower bound
-    assert s["lower_bound_bits"] <= mi  # and below the returned point
+    assert s["lower_bits"] <= mi_opt + OPT_TOL  # a valid (certified) lower bound
+    assert s["lower_bits"] <= mi  # and below the returned point
     assert s["budget_dual"] > 0
     trace = np.array(s["trace"])
     assert trace.shape[1] == 3 and len(trace) >= 1
@@ -103,6 +103,6 @@ def test_max_seconds_stops_inside_a_stage_with_a_valid_mapping() -> None:
     problem = pb.load_dataset("random", n=32, n_private=2, seed=3, distortion="random")
     delta = 0.03 * float(row_budget_costs(problem).min())
     res = SmoothedDual(max_seconds=1e-4).solve(problem, delta)
-    assert res.stats["stop"] == "max_seconds"
+    assert res.stats["stop_reason"] == "max_seconds"
     assert expected_distortion(problem, res.mapping) <= delta
-    assert res.stats["lower_bound_bits"] <= res.stats["objective_bits"]
+    assert res.stats["lower_bits"] <= res.stats["objective_bits"]

@@ -16,7 +16,7 @@ Three facts, all exact:
 * **Convex**: mixing two mappings column by column mixes their distortions linearly and
   their leakage at most linearly (I is convex in X), so upper bounds interpolate.
 
-:func:`interval` combines certificates already computed (:class:`Certificate`) into an
+:func:`interval` combines bounds already certified (:class:`Bound`) into an
 interval at any D; the anchors are the identity-like mapping (leakage I(A; B) at the
 least distortion the diagonal allows) and the best constant output (leakage 0).
 """
@@ -31,15 +31,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from privbench.protocol.certificate import floored_posterior
 from privbench.protocol.feasibility import row_budget_costs
 
 if TYPE_CHECKING:
     from privbench.protocol.problem import PrivacyProblem
 
 LN2 = math.log(2.0)
-#: weight of p(a) mixed into a posterior before its logarithm is taken (keeps every
-#: cost finite; any mixture is still a decoder, so the bound stays valid)
-POSTERIOR_FLOOR = 1e-12
 #: shares of the busiest output's mass below which an output decodes as p(a); the bound
 #: takes the best of these decoders (which is best depends on the solver's rounding)
 BARELY_USED = (0.0, 1e-9, 1e-6)
@@ -48,7 +46,7 @@ BLOCK_ENTRIES = 2**22
 
 
 @dataclass(frozen=True)
-class Certificate:
+class Bound:
     """``lower_bits <= I*(distortion) <= upper_bits``; ``upper_bits`` is the leakage of a
     mapping with E[d] <= ``distortion``. ``source`` says who certified it."""
 
@@ -62,16 +60,16 @@ class Certificate:
                 "upper_bits": self.upper_bits, "source": self.source}
 
 
-def anchors(problem: PrivacyProblem) -> list[Certificate]:
+def anchors(problem: PrivacyProblem) -> list[Bound]:
     """The two mappings every problem has: the identity (I(A; B), at E[d] = Σ p_j d_jj) and
     the cheapest constant output (0 bits, at its distortion; I* is 0 from there on)."""
     diagonal = float(problem.p_b @ problem.distortion.diagonal())
     constant = float(np.min(row_budget_costs(problem)))
-    return [Certificate(diagonal, 0.0, float(problem.prior_mi_bits), "identity"),
-            Certificate(constant, 0.0, 0.0, "constant output")]
+    return [Bound(diagonal, 0.0, float(problem.prior_mi_bits), "identity"),
+            Bound(constant, 0.0, 0.0, "constant output")]
 
 
-def interval(certificates: Iterable[Certificate], distortion: float) -> tuple[float, float]:
+def interval(certificates: Iterable[Bound], distortion: float) -> tuple[float, float]:
     """The tightest (lower, upper) bits on I*(``distortion``) the certificates imply.
 
     Lower: the largest lower bound certified at a distortion >= D (monotonicity), and 0.
@@ -98,7 +96,7 @@ def _logratios(problem: PrivacyProblem, post: np.ndarray) -> np.ndarray:
     p_a = problem.p_a
     live = p_a > 0
     L = np.zeros((p_a.size, post.shape[1]))
-    r = (1.0 - POSTERIOR_FLOOR) * post[live] + POSTERIOR_FLOOR * p_a[live, None]
+    r = floored_posterior(post[live], p_a[live])
     L[live] = np.log(r) - np.log(p_a[live])[:, None]
     return L
 

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.optimize as so
 
 import privbench as pb
+from privbench.protocol.certificate import floored_posterior
 from privbench.protocol.information import leakage_nats
 
 LN2 = math.log(2.0)
@@ -24,8 +25,6 @@ CUTOFF = 60.0
 LOGIT_BOUND = 30.0
 #: log ν may move this far (nats) from its first estimate
 LOG_NU_RANGE = 40.0
-#: posterior entries are floored at this before taking logs (start decoder)
-FLOOR = 1e-13
 #: threads only pay above this n (below, a parallel region's start-up, ~8 ms on a loaded
 #: 2-core machine, costs more than the whole serial pass: 0.06 ms at n = 100)
 PARALLEL_MIN_N = 1024
@@ -169,7 +168,7 @@ class DenseDual:
     def start(self) -> np.ndarray:
         """Logits of the identity's posterior r(a | b̂_i) = p(a | b_i) (p(a) where p(b_i) = 0)."""
         post = np.where(self.p_b[None, :] > 0, self.ST.T, self.p_a[:, None])
-        log_post = np.log(np.clip(post, FLOOR, 1.0))
+        log_post = np.log(floored_posterior(post, self.p_a))
         return np.clip(log_post[:-1] - log_post[-1], -LOGIT_BOUND, LOGIT_BOUND)
 
     def _pass(self, log_r: np.ndarray, nu: float, tau: float, grad: bool
@@ -264,8 +263,7 @@ class DenseDual:
         Q = self.P @ WT
         q = Q.sum(axis=0)
         post = np.where(q[None, :] > 0, Q / np.where(q > 0, q, 1.0)[None, :], self.p_a[:, None])
-        log_r = np.log(np.clip(post, FLOOR, 1.0))
-        log_r -= np.log(np.exp(log_r).sum(axis=0))[None, :]
+        log_r = np.log(floored_posterior(post, self.p_a))  # a decoder: columns sum to 1
         self._pass(log_r, nu, 1.0, False)
 
 

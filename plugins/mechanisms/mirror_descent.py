@@ -44,9 +44,9 @@ The iterate is kept as log X, so an entry that becomes tiny is never an exact ze
 can grow back (multiplicative updates cannot revive zeros). The start is the mirror
 step from the uniform mapping: the exponential mechanism X ∝ exp(-ν D) calibrated to Δ,
 strictly positive. Zero-probability cases follow ``_sppm/leakage.py``: the posterior is
-floored towards p(a) (``POSTERIOR_FLOOR``) before its logarithm, and an output with no
-mass at all (underflow) gets the gradient's limit κ_j. Columns with p(b_j) = 0 are the
-identity and take no part.
+floored towards p(a) (``POSTERIOR_FLOOR`` of :mod:`privbench.protocol.certificate`) before
+its logarithm, and an output with no mass at all (underflow) gets the gradient's limit κ_j.
+Columns with p(b_j) = 0 are the identity and take no part.
 
 Certificate: every ``check_every`` iterations the harness's decoder bound
 (:func:`privbench.protocol.optimum.decoder_lower_bound`) at the iterate gives L <= I*(Δ);
@@ -69,12 +69,11 @@ from typing import Any
 import numpy as np
 
 import privbench as pb
+from privbench.protocol.certificate import floored_posterior
 from privbench.protocol.checks import finite_float, one_of, positive_int
 from privbench.protocol.feasibility import constant_output, mix_into_budget
 
 LN2 = math.log(2.0)
-#: weight of p(a) mixed into every posterior before its log (as ``_sppm/leakage.py``)
-POSTERIOR_FLOOR = 1e-12
 #: the root search accepts E[d] in [Δ (1 - BUDGET_RTOL), Δ]; the slack costs at most
 #: ν Δ BUDGET_RTOL nats of leakage (~1e-6 bits on the test problems), and saves a Newton step
 BUDGET_RTOL = 1e-5
@@ -321,7 +320,7 @@ class _Solver:
     def _posterior_logs(self, XT: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Q = p(a, b̂), L = log(r(a | b̂_i) / p(a)) and the outputs with no mass, at X.
 
-        r is the posterior floored towards p(a), as ``_sppm/leakage.py`` does.
+        r is the posterior floored towards p(a) (:func:`~privbench.protocol.certificate.floored_posterior`).
         """
         Q = self.k["output_joint"](XT, self.Pl)
         q = Q.sum(axis=0)
@@ -329,7 +328,7 @@ class _Solver:
         post = Q / np.where(empty, 1.0, q)[None, :]
         L = np.zeros_like(Q)
         la = self.live_a
-        r = (1.0 - POSTERIOR_FLOOR) * post[la] + POSTERIOR_FLOOR * self.p_a[la, None]
+        r = floored_posterior(post[la], self.p_a[la])
         L[la] = np.log(r) - np.log(self.p_a[la])[:, None]
         return Q, L, empty
 
@@ -373,11 +372,10 @@ class _Solver:
             return None
         X = np.zeros((problem.n, problem.n))
         X[k, :] = 1.0
-        return mech.result(X, gap_bits=0.0, lower_bound_bits=0.0, upper_bits=0.0,
-                           iterations=0, converged=True, budget_dual=0.0,
-                           trace=[[time.perf_counter() - t_start, 0.0, 0.0]],
-                           stop="perfect privacy (a constant output meets the budget)",
-                           eta=None, search_evaluations=0)
+        cert = pb.Certificate.of(0.0, 0.0, "perfect privacy (a constant output meets the budget)",
+                                 trace=[[time.perf_counter() - t_start, 0.0, 0.0]], converged=True)
+        return mech.result(X, **cert.to_stats(), iterations=0, budget_dual=0.0, eta=None,
+                           search_evaluations=0)
 
     def _setup(self, D: np.ndarray, colmin: np.ndarray, least: float) -> np.ndarray | None:
         """The kernels' arrays (live columns only, transposed); the mask of allowed outputs
@@ -474,7 +472,7 @@ class _Solver:
         eta, nu_prev, k, failed_tests, stop = float(mech.eta), 0.0, 0, 0, "iterations"
         converged = cert.gap(it) <= mech.tol
         if converged:
-            stop = "tol"
+            stop = "tolerance"
         while not converged and k < mech.iterations:
             if mech.max_seconds is not None and clock.seconds() >= mech.max_seconds:
                 stop = "max_seconds"
@@ -490,7 +488,7 @@ class _Solver:
                 gap = cert.gap(it)
                 self.report(iteration=k, gap_bits=gap, upper_bits=it.f, eta=eta)
                 if gap <= mech.tol:
-                    converged, stop = True, "tol"
+                    converged, stop = True, "tolerance"
         if not converged and cert.trace[-1][1] != it.f:
             cert.gap(it)
         X, theta = self._repaired(it.XT, D, colmin)
@@ -498,13 +496,13 @@ class _Solver:
         if theta < 1.0:  # the returned mapping moved: certify it
             cert.raise_lower(X)
         solver_s = clock.seconds()
-        gap = max(upper - cert.best_lower, 0.0)
         cert.trace.append([solver_s, upper, cert.best_lower])
-        return mech.result(X, gap_bits=gap, lower_bound_bits=cert.best_lower, upper_bits=upper,
-                           iterations=k, converged=bool(gap <= mech.tol), budget_dual=nu,
-                           trace=cert.trace, stop=stop, eta=eta, failed_step_tests=failed_tests,
-                           search_evaluations=self.evaluations, repair_theta=float(theta),
-                           solve_time_s=solver_s, certify_s=clock.certify_s)
+        done = pb.Certificate.of(upper, cert.best_lower, stop, trace=cert.trace,
+                                 converged=max(upper - cert.best_lower, 0.0) <= mech.tol)
+        return mech.result(X, **done.to_stats(), iterations=k, budget_dual=nu, eta=eta,
+                           failed_step_tests=failed_tests, search_evaluations=self.evaluations,
+                           repair_theta=float(theta), solve_time_s=solver_s,
+                           certify_s=clock.certify_s)
 
 
 @dataclass

@@ -13,8 +13,9 @@ is answered in closed form (I = 0); if the chosen solver fails or is only
 ``optimal_inaccurate``, a chain of fallbacks runs (Clarabel with cautious settings, the
 unscaled program, then other installed exponential-cone solvers: ECOS, SCS) and the
 repaired candidate with the least true I is returned. Stats record ``solver_used``,
-``solver_status`` (inaccurate stays inaccurate), every attempt, and ``objective_bits``,
-the true I(A; B̂) of the returned mapping. ``fallback=False`` tries the solver once.
+``solver_status`` (inaccurate stays inaccurate), every attempt, and the certificate of
+:class:`privbench.Certificate` (``objective_bits`` is the true I(A; B̂) of the returned
+mapping; ``converged`` is the solver's status ``optimal``). ``fallback=False`` tries the solver once.
 """
 
 from __future__ import annotations
@@ -80,9 +81,9 @@ class Optimal(pb.MappingMechanism):
             _WARMED.add(str(self.solver).upper())
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
-        """Solve, then certify: stat ``trace`` = ``[[seconds, objective_bits, lower]]``.
+        """Solve, then certify: the stats carry a :class:`privbench.Certificate`.
 
-        ``lower`` is :func:`~privbench.protocol.optimum.decoder_lower_bound` at Δ from the
+        Its ``lower_bits`` is :func:`~privbench.protocol.optimum.decoder_lower_bound` at Δ from the
         returned mapping's posterior, so the solver shootout compares every solver on a
         certified gap. The trace's seconds run until that certificate exists (solve plus
         certificate; ``trace_lower_s`` says how long the certificate took), as for every
@@ -95,11 +96,15 @@ class Optimal(pb.MappingMechanism):
         result = self._solve(problem, delta)
         solved = time.perf_counter()
         upper = float(result.stats["objective_bits"])
-        lower = 0.0 if upper <= 0 else min(upper, decoder_lower_bound(problem, result.mapping,
-                                                                      delta))
+        lower = 0.0 if upper <= 0 else decoder_lower_bound(problem, result.mapping, delta)
         done = time.perf_counter()
-        result.stats["trace"] = [[round(done - t0, 6), upper, lower]]
-        result.stats["trace_lower_s"] = done - solved
+        status = str(result.stats["solver_status"])
+        closed = result.stats["solver_used"] == "closed_form"
+        cert = pb.Certificate.of(upper, lower, "perfect privacy (closed form)" if closed
+                                 else f"solver status: {status}",
+                                 trace=[[round(done - t0, 6), upper, lower]],
+                                 converged=status == "optimal")
+        result.stats.update(cert.to_stats(), trace_lower_s=done - solved)
         return result
 
     def _solve(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:

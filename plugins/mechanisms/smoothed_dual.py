@@ -125,10 +125,10 @@ class SmoothedDual(pb.MappingMechanism):
         if k is not None:  # a constant output meets Δ: I = 0, certified by I >= 0
             X = np.zeros((n, n))
             X[k, :] = 1.0
-            seconds = time.perf_counter() - t0
-            return self.result(X, objective_bits=0.0, lower_bound_bits=0.0, gap_bits=0.0,
-                               converged=True, budget_dual=0.0, trace=[[seconds, 0.0, 0.0]],
-                               rounds=0, evaluations=0, stop="constant output meets the budget")
+            cert = pb.Certificate.of(0.0, 0.0, "perfect privacy (a constant output meets the "
+                                     "budget)", trace=[[time.perf_counter() - t0, 0.0, 0.0]],
+                                     converged=True)
+            return self.result(X, **cert.to_stats(), budget_dual=0.0, rounds=0, evaluations=0)
         safe = D.argmin(axis=0)  # each input's least-distortion output
         safe_used = float(problem.p_b @ D[safe, np.arange(n)])
         if safe_used > delta:
@@ -139,11 +139,10 @@ class SmoothedDual(pb.MappingMechanism):
             X = np.zeros((n, n))
             X[safe, np.arange(n)] = 1.0
             bits = leakage_nats((X @ problem.joint.T).T, problem.p_a) / LN2
-            seconds = time.perf_counter() - t0
-            return self.result(X, objective_bits=bits, lower_bound_bits=bits, gap_bits=0.0,
-                               converged=True, budget_dual=None,
-                               trace=[[seconds, bits, bits]], rounds=0, evaluations=0,
-                               stop="the least-distortion mapping is the only feasible one")
+            cert = pb.Certificate.of(bits, bits, "the least-distortion mapping is the only "
+                                     "feasible one", converged=True,
+                                     trace=[[time.perf_counter() - t0, bits, bits]])
+            return self.result(X, **cert.to_stats(), budget_dual=None, rounds=0, evaluations=0)
         import numba
 
         threads = numba.get_num_threads()
@@ -217,7 +216,7 @@ class SmoothedDual(pb.MappingMechanism):
             trace.append([seconds, upper, lower])
             stages.append({"tau": tau, "iterations": nit, "evaluations": nfev,
                            "upper_bits": upper, "lower_bits": lower, "seconds": seconds})
-            progress(stage=rnd, tau=tau, upper_bits=upper, lower_bound_bits=lower,
+            progress(stage=rnd, tau=tau, upper_bits=upper, lower_bits=lower,
                      gap_bits=upper - lower)
             if upper - lower <= tol:
                 stop = "tolerance"
@@ -229,11 +228,11 @@ class SmoothedDual(pb.MappingMechanism):
         X, repair = _finish(best_WT, D, problem.p_b, safe, safe_used, delta)
         ub_bits = leakage_nats((X @ problem.joint.T).T, problem.p_a) / LN2
         lb_bits = dual.best_lb / LN2
-        gap = max(ub_bits - lb_bits, 0.0)
-        return self.result(X, objective_bits=ub_bits, lower_bound_bits=lb_bits, gap_bits=gap,
-                           converged=gap <= tol, budget_dual=dual.best_nu, trace=trace,
-                           rounds=len(stages), stages=stages, evaluations=dual.evaluations,
-                           repair_theta=repair, stop=stop, tau_final=tau)
+        cert = pb.Certificate.of(ub_bits, lb_bits, stop, trace=trace,
+                                 converged=max(ub_bits - lb_bits, 0.0) <= tol)
+        return self.result(X, **cert.to_stats(), budget_dual=dual.best_nu, rounds=len(stages),
+                           stages=stages, evaluations=dual.evaluations, repair_theta=repair,
+                           tau_final=tau)
 
 
 def _finish(WT: np.ndarray | None, D: np.ndarray, p_b: np.ndarray, safe: np.ndarray,

@@ -165,8 +165,12 @@ class SPPM(pb.MappingMechanism):
         X = sp.csc_array((out.x[keep], (out.rows[keep], out.cols[keep])),
                          shape=(problem.n, problem.n))
         X.sum_duplicates()
-        out.stats["lp_backend"] = str(self.lp_backend)
-        return self.result(X, **out.stats)
+        stats = dict(out.stats, lp_backend=str(self.lp_backend))
+        stats.pop("gap_bits")  # the certificate derives it from the two bounds
+        cert = pb.Certificate.of(stats.pop("objective_bits"), stats.pop("lower_bound_bits"),
+                                 stats.pop("stop_reason"), trace=stats.pop("trace"),
+                                 converged=stats.pop("converged"))
+        return self.result(X, **stats, **cert.to_stats())
 
 
 #: configurations whose kernels this process has compiled (see ``SPPM.prepare``)

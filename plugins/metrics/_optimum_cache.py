@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from privbench.protocol.distortion import DENSE_LIMIT, FeatureDistortion, MatrixDistortion
-from privbench.protocol.optimum import Certificate
+from privbench.protocol.optimum import Bound
 from privbench.protocol.problem import PrivacyProblem
 from privbench.protocol.shared import sweep_store
 
@@ -25,7 +25,7 @@ _TABLE = ("CREATE TABLE IF NOT EXISTS optimum_certificates (problem_key TEXT NOT
           "distortion REAL NOT NULL, lower_bits REAL NOT NULL, upper_bits REAL NOT NULL, "
           "source TEXT, seconds REAL, created_at REAL)")
 #: certificates of this process, by problem key
-_MEMORY: dict[str, list[Certificate]] = {}
+_MEMORY: dict[str, list[Bound]] = {}
 #: problem keys by the identity of the (read-only, cached) joint array; the array is kept
 #: alive with its key so that its id cannot be reused
 _KEYS: dict[int, tuple[np.ndarray, object, str]] = {}
@@ -72,19 +72,19 @@ class OptimumCache:
         except sqlite3.Error:
             return None  # the cache is an optimisation: a locked or foreign file is skipped
 
-    def certificates(self) -> list[Certificate]:
+    def certificates(self) -> list[Bound]:
         found = list(_MEMORY.get(self.key, [])) if self.key else []
         conn = self._connect()
         if conn is not None:
             with conn:
                 rows = conn.execute("SELECT distortion, lower_bits, upper_bits, source FROM "
                                     "optimum_certificates WHERE problem_key = ?", (self.key,))
-                found += [Certificate(float(d), float(lo), float(up), f"cache: {src}")
+                found += [Bound(float(d), float(lo), float(up), f"cache: {src}")
                           for d, lo, up, src in rows]
             conn.close()
         return found
 
-    def add(self, certificate: Certificate, seconds: float) -> None:
+    def add(self, certificate: Bound, seconds: float) -> None:
         if self.key is None:
             return
         _MEMORY.setdefault(self.key, []).append(certificate)

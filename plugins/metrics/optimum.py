@@ -27,7 +27,7 @@ from typing import Any
 import privbench as pb
 from privbench import metrics as M
 from privbench.plugins.metrics._optimum_cache import OptimumCache
-from privbench.protocol.optimum import Certificate, anchors, interval
+from privbench.protocol.optimum import Bound, anchors, interval
 
 #: the largest alphabet certified by default (see README "How far from optimal")
 DEFAULT_MAX_N = 5000
@@ -51,7 +51,7 @@ class OptimumGap(pb.Metric):
                 ) -> tuple[float, float, str, float]:
         """(L, U, source, seconds solved) on I*(distortion), given a mapping of ``leakage``."""
         cache = OptimumCache(problem)
-        own = Certificate(distortion, 0.0, leakage, "this mapping")
+        own = Bound(distortion, 0.0, leakage, "this mapping")
         lower, upper = interval([*anchors(problem), own], distortion)
         if upper - lower <= self.tol:
             return lower, upper, "anchors", 0.0
@@ -62,7 +62,7 @@ class OptimumGap(pb.Metric):
         started = time.perf_counter()
         solved = pb.get_mechanism("sppm", **self.sppm).solve(problem, delta=distortion)
         seconds = time.perf_counter() - started
-        cert = Certificate(distortion, float(solved.stats["lower_bound_bits"]),
+        cert = Bound(distortion, float(solved.stats["lower_bits"]),
                            M.mutual_information(problem, solved.mapping), "sppm")
         cache.add(cert, seconds)
         lower, upper = interval([*known, own, cert], distortion)

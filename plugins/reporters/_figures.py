@@ -137,13 +137,13 @@ def optimum_band(df: pd.DataFrame, points: int = 200
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The certified band on I*(D) that the runs' ``optimum`` metrics imply, on a grid of D
     between the least and largest certified distortion (None without two certificates)."""
-    from privbench.protocol.optimum import Certificate, interval
+    from privbench.protocol.optimum import Bound, interval
 
     certs = []
     for _, row in df.iterrows():
         m = row["metrics"] if isinstance(row["metrics"], dict) else {}
         if m.get("optimum_lower_bits") is not None and m.get("optimum_upper_bits") is not None:
-            certs.append(Certificate(float(row["distortion"]), float(m["optimum_lower_bits"]),
+            certs.append(Bound(float(row["distortion"]), float(m["optimum_lower_bits"]),
                                      float(m["optimum_upper_bits"])))
     if len({c.distortion for c in certs}) < 2:
         return None

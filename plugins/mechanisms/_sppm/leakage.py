@@ -26,12 +26,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from privbench.protocol.certificate import POSTERIOR_FLOOR
 from privbench.protocol.information import leakage_nats
 
-__all__ = ["leakage_nats", "output_joint"]
-
-#: η: weight of p(a) mixed into every posterior before taking logs (see module doc)
-POSTERIOR_FLOOR = 1e-12
+__all__ = ["POSTERIOR_FLOOR", "leakage_nats", "output_joint"]
 
 
 def output_joint(P: np.ndarray, rows: np.ndarray, cols: np.ndarray, x: np.ndarray,
