@@ -118,14 +118,14 @@ def _resume(store: ResultStore, runs: list[RunSpec], owner: str, *, keep_stale: 
 
 def _store(store: ResultStore, record: dict[str, Any], sweep_id: str) -> None:
     """Store one record; if the database fails now, print the record so it is not lost."""
-    import json
     import sys
+
+    from privbench.running.records import record_json
 
     try:
         store.add(record, sweep_id=sweep_id)
     except StoreWriteError:
-        print(json.dumps({k: v for k, v in record.items() if k != "provenance"}),
-              file=sys.stderr, flush=True)
+        print(record_json(record), file=sys.stderr, flush=True)
         raise
 
 

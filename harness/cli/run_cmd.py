@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from privbench.cli.common import add_store_args, execute, print_table
 from privbench.protocol.errors import ValidationError
 from privbench.running.plan import SweepSpec, check_timeout, plan_runs
+from privbench.running.records import record_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -50,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
     for record in execute(runs, args, progress=not args.json):
         records.append(record)
         if args.json:
-            line = {k: v for k, v in record.items() if k != "provenance"}
-            print(json.dumps(line), flush=True)
+            print(record_json(record), flush=True)
     if not args.json:
         print_table(records)
     failed = [r for r in records if r["status"] in ("error", "timeout", "invalid")]

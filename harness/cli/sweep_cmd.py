@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from privbench.cli.common import add_store_args, execute
 from privbench.protocol.errors import ValidationError
 from privbench.running.plan import DEFAULT_MAX_RUNS, check_timeout, load_sweep_file, plan_runs
+from privbench.running.records import record_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     for record in execute(runs, args, timeout=timeout, resume=args.resume, sweep_id=spec.name):
         counts[record["status"]] = counts.get(record["status"], 0) + 1
         if args.json:
-            print(json.dumps({k: v for k, v in record.items() if k != "provenance"}), flush=True)
+            print(record_json(record), flush=True)
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing to do"
     import sys
     print(f"sweep {spec.name}: {summary}; results in {args.db}", file=sys.stderr)

@@ -1,5 +1,11 @@
 """The run record: its fields (declared once), JSON-safe values, and who may write what.
 
+Infinity is a value (``lip_epsilon`` of a mapping with a zero where an output is seen):
+records keep ``float('inf')``, the store writes it as SQLite's REAL infinity at top level
+and as ``Infinity`` in its JSON columns (which Python's ``json`` reads back as inf), and
+:func:`record_json` prints it as the string ``"inf"`` so that ``--json`` lines are strict
+JSON. NaN means nothing and becomes ``None`` (null).
+
 Metrics write the record's top-level fields; a mechanism's own stats go under
 ``metrics`` and never overwrite a field (a colliding stat is kept as
 ``mechanism_<name>``); only ``gap_bits``, the mechanism's own certificate, is lifted.
@@ -7,6 +13,8 @@ Metrics write the record's top-level fields; a mechanism's own stats go under
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 import numpy as np
@@ -28,7 +36,7 @@ RUNNER_FIELDS = ("mechanism", "dataset", "params", "dataset_params", "delta", "s
 
 
 def plain(value: Any) -> Any:
-    """JSON-friendly Python values (numpy converted, non-finite floats to None, the rest repr'd)."""
+    """JSON-friendly Python values (numpy converted, NaN to None, ±inf kept, the rest repr'd)."""
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
@@ -41,11 +49,28 @@ def plain(value: Any) -> Any:
         return int(value)
     if isinstance(value, float | np.floating):
         f = float(value)
-        return f if np.isfinite(f) else None
+        return None if math.isnan(f) else f
     if value is None or isinstance(value, str):
         return value
     text = repr(value)
     return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _strict(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict(v) for v in value]
+    return value
+
+
+def record_json(record: dict[str, Any]) -> str:
+    """One record as a strict JSON line (``--json``): ±inf as ``"inf"``/``"-inf"``, NaN as
+    null (``float(x)`` reads either string back), the provenance left out."""
+    return json.dumps(_strict({k: v for k, v in record.items() if k != "provenance"}),
+                      allow_nan=False, default=str)
 
 
 def fill_metrics(record: dict[str, Any], values: dict[str, Any]) -> None:

@@ -81,10 +81,25 @@ def map_accuracy(joint_out: np.ndarray, scorer: np.ndarray | None = None) -> flo
     return float(P[guess, np.arange(P.shape[1])].sum() / P.sum())
 
 
+#: an attacker's ROC AUC: the higher, the better the attack, so lower is more private
+AUC = "probability"
+CITE_MAP = "Salamatian et al., How to hide the elephant, GlobalSIP 2013 (MAP adversary)"
+
+
 class PosteriorAttack(pb.Metric):
     name = "posterior_attack"
     description = "exact Bayes-optimal adversary: posterior ROC/AUC, MAP accuracy (mapping)"
     needs = frozenset({"mapping"})
+    outputs = (
+        pb.Output("posterior_auc", AUC, "lower",
+                  "ROC AUC of the exact posterior adversary for A from B̂ (0.5: no better than chance)",
+                  "Fawcett, An introduction to ROC analysis, Pattern Recogn. Lett. 2006"),
+        pb.Output("posterior_roc", "none", "neutral", "the posterior adversary's ROC points {fpr, tpr}"),
+        pb.Output("map_accuracy", "probability", "lower",
+                  "accuracy of the MAP guess of A from B̂ (the posterior Bayes vulnerability)", CITE_MAP),
+        pb.Output("map_accuracy_prior", "probability", "neutral",
+                  "accuracy of the MAP guess of A with no release (the prior Bayes vulnerability)"),
+    )
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         out = pb.metrics.output_joint(problem, result.mapping)
@@ -221,11 +236,30 @@ class _ClassifierAttack(pb.Metric):
         return out
 
 
+def classifier_outputs(p: str, who: str) -> tuple[pb.Output, ...]:
+    """The outputs of a classifier attack with key prefix ``p`` (``who``: the model)."""
+    return (
+        pb.Output(f"{p}_auc", AUC, "lower", f"ROC AUC of a {who} adversary on released records (k-fold CV)"),
+        pb.Output(f"{p}_accuracy", "probability", "lower", f"accuracy of the {who} adversary (k-fold CV)"),
+        pb.Output(f"{p}_roc", "none", "neutral", f"the {who} adversary's ROC points {{fpr, tpr}}"),
+        pb.Output(f"{p}_records", "count", "neutral", "released records the adversary saw"),
+        pb.Output(f"{p}_folds", "count", "neutral", "cross-validation folds"),
+        pb.Output(f"{p}_holdout_auc", AUC, "lower",
+                  f"ROC AUC of the {who} adversary on held-out users' released records"),
+        pb.Output(f"{p}_holdout_accuracy", "probability", "lower",
+                  f"accuracy of the {who} adversary on held-out users' released records"),
+        pb.Output(f"{p}_holdout_records", "count", "neutral", "held-out records the adversary was tested on"),
+        pb.Output(f"{p}_error", "none", "neutral", "why the attack could not run"),
+        pb.Output(f"{p}_holdout_error", "none", "neutral", "why the held-out attack could not run"),
+    )
+
+
 class NaiveBayesAttack(_ClassifierAttack):
     name = "nb_attack"
     description = "Naive Bayes adversary on released records, k-fold CV: ROC points, AUC"
     prefix = "nb"
     salt = 1
+    outputs = classifier_outputs("nb", "Naive Bayes")
 
     def _model(self, categorical: bool, codes: np.ndarray | None) -> Any:
         from sklearn.naive_bayes import CategoricalNB, GaussianNB
@@ -240,6 +274,7 @@ class LogisticAttack(_ClassifierAttack):
     description = "logistic-regression adversary on released records, k-fold CV: ROC, AUC"
     prefix = "lr"
     salt = 2
+    outputs = classifier_outputs("lr", "logistic-regression")
     one_hot = True
 
     def _model(self, categorical: bool, codes: np.ndarray | None) -> Any:

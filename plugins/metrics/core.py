@@ -6,6 +6,7 @@ measures runtime and peak memory itself.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,7 @@ class Support(pb.Metric):
     description = "support sizes of p(b̂ | b): nnz, max, mean, histogram"
     needs = frozenset({"mapping"})
     outputs = (pb.Output("nnz", "count", "neutral", "non-zeros of the mapping"),
+               pb.Output("support_hist", "none", "neutral", "{support size: columns with it}"),
                pb.Output("support_max", "count", "neutral", "largest support of a column"),
                pb.Output("support_mean", "count", "neutral", "mean support of a column"))
 
@@ -68,17 +70,36 @@ class Support(pb.Metric):
 
 class LocalDP(pb.Metric):
     name = "local_dp"
-    description = "local-DP ε = max over outputs of log(max_b X / min_b X), in nats"
+    description = ("local-DP ε of the mapping with respect to the public B: max over outputs of "
+                   "ln(max_b X / min_b X), in nats (ε with respect to A: privacy_notions)")
     needs = frozenset({"mapping"})
+    outputs = (pb.Output("ldp_epsilon_public", "nats", "lower",
+                         "local-DP ε with respect to the public data B: max over b̂, b, b' of "
+                         "ln X[b̂|b] / X[b̂|b'] (inf when some output is impossible for some b)",
+                         "Kasiviswanathan et al., SIAM J. Comput. 2011; Duchi, Jordan, Wainwright, "
+                         "FOCS 2013"),)
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
-        X = sp.csr_array(result.mapping)
-        n = problem.n
-        if X.nnz < n * n:  # some output impossible for some input: ε = ∞ (stored as null)
-            return {"ldp_epsilon": None}
-        dense = X.toarray()
-        eps = float(np.max(np.log(dense.max(axis=1) / dense.min(axis=1))))
-        return {"ldp_epsilon": eps}
+        return {"ldp_epsilon_public": ldp_epsilon_public(result.mapping)}
+
+
+def ldp_epsilon_public(mapping: Any) -> float:
+    """max over outputs b̂ that occur of ln(max_b X[b̂, b] / min_b X[b̂, b]), sparse.
+
+    An output some input reaches and another cannot gives inf; outputs no input reaches
+    are ignored.
+    """
+    X = sp.csr_array(mapping)
+    X.eliminate_zeros()
+    n = X.shape[1]
+    counts = np.diff(X.indptr)
+    if ((counts > 0) & (counts < n)).any():
+        return math.inf
+    starts = X.indptr[:-1][counts > 0]
+    if starts.size == 0:
+        return 0.0
+    top, low = np.maximum.reduceat(X.data, starts), np.minimum.reduceat(X.data, starts)
+    return float(np.max(np.log(top / low)))
 
 
 @pb.hookimpl

@@ -27,11 +27,17 @@ import privbench as pb
 
 from ._release import rng_for, sample_release, symbol_codes
 
+SPPM = "Salamatian et al., SPPM: sparse privacy preserving mappings, UAI 2014"
+QUANTIZED = "Salamatian et al., How to hide the elephant, GlobalSIP 2013"
+
 
 class FeatureLeakage(pb.Metric):
     name = "feature_leakage"
     description = "I(A; F) per public feature before and after the mapping (SPPM Table 1)"
     needs = frozenset({"mapping"})
+    outputs = (pb.Output("feature_mi", "bits", "neutral",
+                         "I(A; F) per public feature F, {feature: {before, after}} (SPPM Table 1)",
+                         SPPM),)
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         codes, names = symbol_codes(problem)
@@ -71,6 +77,12 @@ class MappingBehaviour(pb.Metric):
     name = "mapping_behaviour"
     description = "P(map to k-th closest symbol), mean and standard error (SPPM Figure 5)"
     needs = frozenset({"mapping"})
+    outputs = (
+        pb.Output("behaviour_mean", "probability", "neutral",
+                  "P(b mapped to its k-th closest symbol), k = 1.. (SPPM Figure 5), a list", SPPM),
+        pb.Output("behaviour_se", "probability", "neutral", "standard errors of behaviour_mean"),
+        pb.Output("behaviour_columns", "count", "neutral", "columns averaged (sampled beyond a work limit)"),
+    )
 
     def __init__(self, k_max: int = 20, max_columns: int = 2048) -> None:
         self.k_max = k_max
@@ -93,6 +105,15 @@ class RecommendationRMSE(pb.Metric):
     description = "MF recommender RMSE on original vs released ratings, 5-fold (quantized Table I)"
     needs = frozenset({"mapping", "ratings"})
     default = False
+    outputs = (
+        pb.Output("rmse_original_mean", "none", "neutral", "recommender RMSE on the original ratings"),
+        pb.Output("rmse_released_mean", "none", "neutral",
+                  "recommender RMSE on the released ratings (quantized paper, Table I)", QUANTIZED),
+        pb.Output("rmse_original", "none", "neutral", "per-fold RMSE on the original ratings"),
+        pb.Output("rmse_released", "none", "neutral", "per-fold RMSE on the released ratings"),
+        pb.Output("released_ratings", "count", "neutral", "ratings after the release"),
+        pb.Output("original_ratings", "count", "neutral", "ratings before the release"),
+    )
 
     def __init__(self, folds: int = 5, holdout: float = 0.1, rank: int = 8,
                  reg: float = 5.0, iters: int = 10) -> None:

@@ -25,6 +25,8 @@ import numpy as np
 import privbench as pb
 
 RECORDS_KIND = "feature_records"
+#: the null-space paper, whose experiments define e_utility and e_privacy
+CITE = "Xu, Cao, Shah, Maung, Schweitzer, Cleaning the null space, AAAI 2017"
 
 
 def _data(result: pb.MechanismResult | None) -> dict[str, Any] | None:
@@ -90,6 +92,12 @@ class EUtility(pb.Metric):
     name = "e_utility"
     description = "null-space paper's e_utility |A_dᵀ(x - x̃)|² on the test records"
     needs = frozenset({"records"})
+    outputs = (
+        pb.Output("e_utility", "distortion", "neutral", "mean |A_dᵀ(x - x̃)|² over test records", CITE),
+        pb.Output("e_utility_max", "distortion", "neutral", "largest |A_dᵀ(x - x̃)|² over test records"),
+        pb.Output("distortion", "distortion", "neutral", "the run's distortion: mean e_utility"),
+        pb.Output("e_utility_within_budget", "probability", "neutral", "share of test records with e_utility <= Δ"),
+    )
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         records = _data(result)
@@ -105,6 +113,15 @@ class EPrivacy(pb.Metric):
     name = "e_privacy"
     description = "adversary's error and complete-privacy rate (adversary trained on raw data)"
     needs = frozenset({"records"})
+    outputs = (
+        pb.Output("e_privacy", "distortion", "higher",
+                  "mean squared error of the adversary's estimate of the confidential targets", CITE),
+        pb.Output("e_privacy_model", "distortion", "higher",
+                  "mean |ỹ_c - A_cᵀx|², the adversary's move from its own model's prediction", CITE),
+        pb.Output("baseline_error", "distortion", "neutral", "error of predicting from the mean features"),
+        pb.Output("complete_privacy_rate", "probability", "higher",
+                  "share of test records where the adversary does no better than the mean", CITE),
+    )
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         records = _data(result)
@@ -122,6 +139,12 @@ class EPrivacyAttack(pb.Metric):
     name = "e_privacy_attack"
     description = "the same after Algorithm 3 (adversary retrains on cleaned data)"
     needs = frozenset({"records"})
+    outputs = (
+        pb.Output("e_privacy_attack", "distortion", "higher",
+                  "adversary's mean squared error after retraining on cleaned data (Algorithm 3)", CITE),
+        pb.Output("complete_privacy_rate_attack", "probability", "higher",
+                  "complete-privacy rate against the retraining adversary", CITE),
+    )
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         records = _data(result)
