@@ -1,34 +1,65 @@
-"""``privbench compare``: mechanisms side by side at matched distortion and matched leakage.
+"""``privbench compare``: mechanisms side by side at matched distortion and matched privacy.
 
-For every data set in the store, each mechanism's (E[d], I(A; B̂)) points become a Pareto
-curve (``privbench.results.pareto``); the table shows the leakage each reaches within the given
-budgets, the distortion each needs to bring the leakage below the targets, and that
-distortion as a multiple of the reference mechanism's ("expmec needs 8x sppm").
+For every data set in the store, each mechanism's (E[d], value) points under one declared
+output (``--by``, default ``mi_bits`` = I(A; B̂)) become a Pareto curve
+(``privbench.results.pareto``); the table ranks the mechanisms by the value each reaches
+within the first budget (most private first, as the output's declared direction says), and
+shows the distortion each needs to reach the targets and that distortion as a multiple of
+the reference mechanism's ("expmec needs 8x sppm").
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from privbench.protocol.errors import ValidationError
+from privbench.protocol.metric import Output
 from privbench.results.fingerprints import FOOTNOTE, MARK, other_code
-from privbench.results.pareto import default_targets, pick_reference, summarise
+from privbench.results.pareto import (
+    Curve,
+    MechanismSummary,
+    default_targets,
+    pick_reference,
+    rank_rows,
+    summarise,
+)
 from privbench.results.store import DEFAULT_DB
-from privbench.results.views import curves_of, describe_excess, excess_at, load_runs
+from privbench.results.views import (
+    DEFAULT_OUTPUT,
+    curves_of,
+    describe_excess,
+    excess_at,
+    load_runs,
+    output_values,
+    resolve_output,
+)
 from privbench.running.fingerprint import current_hash
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", help="table of mechanisms at matched distortion and leakage")
+    p = sub.add_parser("compare", help="rank mechanisms at matched distortion and privacy",
+                       description="For each data set in the store, rank the mechanisms by a "
+                                   "declared output within distortion budgets, and give the "
+                                   "distortion each needs to reach privacy targets.")
     p.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results store (default {DEFAULT_DB})")
+    p.add_argument("--by", default=DEFAULT_OUTPUT, metavar="OUTPUT",
+                   help=f"declared output to rank and compare by (default {DEFAULT_OUTPUT}; its "
+                        "direction says which way is more private; `privbench plugins info "
+                        "METRIC` lists a metric's outputs)")
     p.add_argument("--dataset", help="only data sets whose name contains this text")
-    p.add_argument("--target", type=float, action="append", metavar="BITS",
-                   help="leakage target I(A;B̂) <= BITS (repeatable; default 25%% and 10%% of I(A;B))")
+    p.add_argument("--target", type=float, action="append", metavar="VALUE",
+                   help="privacy target, e.g. I(A;B̂) <= VALUE bits (repeatable; default 25%% "
+                        "and 10%% of the value without a mechanism)")
     p.add_argument("--budget", type=float, action="append", metavar="DELTA",
-                   help="distortion budget (repeatable; default: the middle stored Δ)")
+                   help="distortion budget (repeatable; default: the middle stored Δ); the "
+                        "first one ranks the mechanisms")
     p.add_argument("--reference", help="mechanism label for ratios (default sppm, else optimal)")
     p.set_defaults(func=run)
 
@@ -39,22 +70,80 @@ BELOW_CURVE = "< its min E[d]"  # I at Δ<=b: the mechanism's least distortion e
 NO_RATIO = "n/a"               # ratio: this mechanism or the reference did not reach it
 NO_CERTIFICATE = "uncertified"  # excess: no run at that budget, or no optimum certificate
 
+#: short names for outputs whose usual symbol is not their name: (column, sentence, prior)
+SYMBOLS = {"mi_bits": ("I", "I(A;B̂)", "I(A;B)")}
+#: units printed after a value ("probability", "count", "none" go without)
+SPOKEN_UNITS = ("bits", "nats", "guesses", "seconds", "megabytes")
+
+
+@dataclass(frozen=True)
+class Notion:
+    """How one output reads in the table and in the sentences below it."""
+
+    output: Output
+    symbol: str  # column headers ("I")
+    phrase: str  # sentences ("I(A;B̂)")
+    prior: str   # the value without a mechanism ("I(A;B)")
+    unit: str    # " bits", or "" for unitless outputs
+    op: str      # "≤" (lower is more private) or "≥" (higher is)
+
+    @classmethod
+    def of(cls, out: Output) -> Notion:
+        symbol, phrase, prior = SYMBOLS.get(out.name, (out.name, out.name,
+                                                       f"{out.name} without a mechanism"))
+        unit = f" {out.unit}" if out.unit in SPOKEN_UNITS else ""
+        return cls(out, symbol, phrase, prior, unit, "≥" if out.direction == "higher" else "≤")
+
+    @property
+    def certified(self) -> bool:
+        """The optimum metric certifies the least I(A; B̂): excess columns only then."""
+        return self.output.name == DEFAULT_OUTPUT
+
 
 def _f(v: float | None, empty: str) -> str:
     if v is None:
         return empty
-    return "inf" if v == float("inf") else f"{v:.4g}"
+    return ("inf" if v > 0 else "-inf") if math.isinf(v) else f"{v:.4g}"
 
 
-def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
+def _check_request(args: argparse.Namespace) -> Output:
+    """Validate the thresholds and resolve ``--by`` (exit 2 naming the known outputs)."""
     for flag, values in (("--target", args.target), ("--budget", args.budget)):
         for v in values or ():
             if not math.isfinite(v) or v < 0:
                 raise ValidationError(f"{flag} must be a finite number >= 0; got {v!r}")
+    from privbench.host.manager import get_host
+
+    try:
+        out = resolve_output(args.by, get_host().outputs())
+    except ValidationError as exc:
+        raise ValidationError(f"--by: {exc}") from None
+    if out.name == "distortion":
+        raise ValidationError("--by distortion: distortion is the axis every curve is drawn "
+                              "along; choose a privacy output (see `privbench plugins info`)")
+    return out
+
+
+def _no_values(out: Output, db: Path, dataset: str | None) -> str:
+    """Why no run has a value of ``out``, and how to get one."""
+    from privbench.host.manager import get_host
+
+    owners = [cls for cls in get_host().metrics().values()
+              if any(o.name == out.name for o in getattr(cls, "outputs", ()))]
+    where = f" matching {dataset!r}" if dataset else ""
+    if not owners:
+        return f"no ok run in {db}{where} has a value of {out.name}"
+    m = owners[0]
+    how = ("it is a default metric: runs stored before it was installed lack it; run them again"
+           if m.default else f"it is not a default metric: run again with -M {m.name}")
+    return (f"no ok run in {db}{where} has a value of {out.name} (declared by metric "
+            f"{m.name!r}; {how})")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    out = _check_request(args)
     df = load_runs(args.db)
     ok = df[df["status"] == "ok"] if not df.empty else df
     if args.dataset:
@@ -62,59 +151,118 @@ def run(args: argparse.Namespace) -> int:
     if ok.empty:
         raise ValidationError(f"no ok runs in {args.db}" + (f" matching {args.dataset!r}"
                                                              if args.dataset else ""))
+    if not output_values(ok, out.name).notna().any():
+        raise ValidationError(_no_values(out, args.db, args.dataset))
     console = Console()
     if not console.is_terminal:  # piped into a file or README: do not squeeze to 80 columns
         console = Console(width=160)
+    notion = Notion.of(out)
+    if out.direction == "neutral":
+        console.print(f"[dim]{out.name} is neutral (neither more nor less private): ranked "
+                      "lowest first[/]", highlight=False)
     for instance, g in ok.groupby("instance", sort=True):
-        curves = curves_of(g)
-        prior = float(g["prior_mi_bits"].dropna().iloc[0]) if g["prior_mi_bits"].notna().any() else 0.0
-        targets = args.target or default_targets(prior)
-        deltas = sorted(g["delta"].unique())
-        budgets = args.budget or [float(deltas[len(deltas) // 2])]
-        ref = args.reference or pick_reference(list(curves))
-        if ref not in curves:
-            raise ValidationError(f"reference {ref!r} has no runs on {instance}; "
-                                  f"have: {', '.join(curves)}")
-        rows = summarise(curves, targets=targets, budgets=budgets, reference=ref)
-        table = Table(title=escape(f"{instance}: n = {int(g['n'].max())}, I(A;B) = {prior:.4g} bits"))
-        table.add_column("mechanism", no_wrap=True, min_width=min(40, max(map(len, curves))))
-        table.add_column("points", justify="right")
-        for b in budgets:
-            table.add_column(escape(f"I at Δ≤{b:g}"), justify="right")
-            table.add_column(escape(f"excess at Δ={b:g}"), justify="right")
+        if not output_values(g, out.name).notna().any():
+            console.print(f"[dim]{instance}: no ok run has {out.name}[/]", highlight=False)
+            continue
+        _compare_instance(console, args, str(instance), g, notion)
+    return 0
+
+
+def _prior(runs: pd.DataFrame, out: Output) -> float | None:
+    """The value without a mechanism, when a metric stores it as ``prior_<output>``."""
+    values = output_values(runs, f"prior_{out.name}").dropna()
+    return float(values.iloc[0]) if not values.empty else None
+
+
+def _default_targets(curves: dict[str, Curve], prior: float | None, out: Output) -> list[float]:
+    """25 % and 10 % of the value without a mechanism (else of the largest measured);
+    for an output where higher is more private, 75 % and 90 % of the way from the least
+    measured value to the largest."""
+    measured = np.concatenate([c.leakage for c in curves.values()]) if curves else np.array([])
+    measured = measured[np.isfinite(measured)]
+    if out.direction != "higher":
+        top = prior if prior is not None else (float(measured.max()) if measured.size else 0.0)
+        return default_targets(top)
+    if not measured.size:
+        return []
+    lo, hi = float(measured.min()), float(measured.max())
+    return [float(f"{lo + f * (hi - lo):.3g}") for f in (0.75, 0.9)]
+
+
+def _compare_instance(console: Any, args: argparse.Namespace, instance: str, g: pd.DataFrame,
+                      notion: Notion) -> None:
+    """The table of one data set, then the sentences that read it."""
+    from rich.markup import escape
+
+    out = notion.output
+    curves = curves_of(g, out)
+    prior = _prior(g, out)
+    targets = args.target or _default_targets(curves, prior, out)
+    deltas = sorted(g["delta"].unique())
+    budgets = args.budget or [float(deltas[len(deltas) // 2])]
+    ref = args.reference or pick_reference(list(curves))
+    if ref not in curves:
+        raise ValidationError(f"reference {ref!r} has no runs with {out.name} on {instance}; "
+                              f"have: {', '.join(curves)}")
+    rows = rank_rows(summarise(curves, targets=targets, budgets=budgets, reference=ref),
+                     budgets[0], higher=out.direction == "higher")
+    console.print(_table(instance, g, rows, curves, budgets, targets, ref, notion, prior))
+    verb = "raise" if out.direction == "higher" else "bring"
+    for r in rows:
         for t in targets:
-            table.add_column(escape(f"E[d] for I≤{t:g}"), justify="right")
-            table.add_column(escape(f"× {ref}"), justify="right")
-        other = set(g.loc[other_code(g, current_hash), "label"])
-        for r in rows:
-            cells = [escape(r.label) + (MARK if r.label in other else ""), str(r.points)]
-            for b in budgets:
-                cells += [_f(r.leakage_at[b], BELOW_CURVE), _excess_cell(excess_at(g, r.label, b))]
-            for t in targets:
-                cells += [_f(r.distortion_for[t], NOT_REACHED), _f(r.ratio[t], NO_RATIO)]
-            table.add_row(*cells)
-        console.print(table)
-        for r in rows:
-            for t in targets:
-                ratio = r.ratio[t]
-                if r.label != ref and ratio is not None and ratio != float("inf"):
-                    console.print(escape(f"  {r.label} needs {ratio:.2g}x the distortion of {ref} "
-                                  f"to bring I(A;B̂) to {t:g} bits"), highlight=False)
+            ratio = r.ratio[t]
+            if r.label != ref and ratio is not None and ratio != float("inf"):
+                console.print(escape(f"  {r.label} needs {ratio:.2g}x the distortion of {ref} "
+                              f"to {verb} {notion.phrase} to {t:g}{notion.unit}"), highlight=False)
+    if notion.certified:
         for r in rows:
             for b in budgets:
                 excess = excess_at(g, r.label, b)
                 if excess is not None and excess["min"] > 1e-3:
-                    console.print("  " + escape(describe_excess(r.label, excess, str(instance))),
+                    console.print("  " + escape(describe_excess(r.label, excess, instance)),
                                   highlight=False)
         console.print("  [dim]" + escape(
             "'excess at Δ': the run at that budget leaks this much more (bits, a certified "
             "interval) than the least leakage possible at the run's own distortion E[d] (the "
             "optimum metric)") + "[/]", highlight=False)
-        _explain_empty_cells(console, rows, budgets, targets, g)
-        if other:
-            console.print("  [dim]" + escape(FOOTNOTE) + "[/]", highlight=False)
-        _note_unconverged(console, g)
-    return 0
+    _explain_empty_cells(console, rows, budgets, targets, g, notion)
+    if set(g.loc[other_code(g, current_hash), "label"]):
+        console.print("  [dim]" + escape(FOOTNOTE) + "[/]", highlight=False)
+    _note_unconverged(console, g)
+
+
+def _table(instance: str, g: pd.DataFrame, rows: list[MechanismSummary],
+           curves: dict[str, Curve], budgets: list[float], targets: list[float], ref: str,
+           notion: Notion, prior: float | None) -> Any:
+    from rich.markup import escape
+    from rich.table import Table
+
+    title = f"{instance}: n = {int(g['n'].max())}"
+    if prior is not None:
+        title += f", {notion.prior} = {prior:.4g}{notion.unit}"
+    first = "lowest first" if notion.output.direction == "neutral" else "most private first"
+    title += f"; ranked by {notion.symbol} at Δ≤{budgets[0]:g}, {first}"
+    table = Table(title=escape(title))
+    table.add_column("mechanism", no_wrap=True, min_width=min(40, max(map(len, curves))))
+    table.add_column("points", justify="right")
+    for b in budgets:
+        table.add_column(escape(f"{notion.symbol} at Δ≤{b:g}"), justify="right")
+        if notion.certified:
+            table.add_column(escape(f"excess at Δ={b:g}"), justify="right")
+    for t in targets:
+        table.add_column(escape(f"E[d] for {notion.symbol}{notion.op}{t:g}"), justify="right")
+        table.add_column(escape(f"× {ref}"), justify="right")
+    other = set(g.loc[other_code(g, current_hash), "label"])
+    for r in rows:
+        cells = [escape(r.label) + (MARK if r.label in other else ""), str(r.points)]
+        for b in budgets:
+            cells.append(_f(r.leakage_at[b], BELOW_CURVE))
+            if notion.certified:
+                cells.append(_excess_cell(excess_at(g, r.label, b)))
+        for t in targets:
+            cells += [_f(r.distortion_for[t], NOT_REACHED), _f(r.ratio[t], NO_RATIO)]
+        table.add_row(*cells)
+    return table
 
 
 def _excess_cell(excess: dict[str, float] | None) -> str:
@@ -126,12 +274,13 @@ def _excess_cell(excess: dict[str, float] | None) -> str:
 
 
 def _explain_empty_cells(console: Any, rows: list[Any], budgets: list[float],
-                         targets: list[float], runs: Any) -> None:
+                         targets: list[float], runs: Any, notion: Notion) -> None:
     """One line per kind of empty cell that occurs, naming the mechanisms."""
     from rich.markup import escape
 
+    verb = "raises" if notion.output.direction == "higher" else "brings"
     kinds = (
-        (NOT_REACHED, "no measured budget brings I(A;B̂) to the target",
+        (NOT_REACHED, f"no measured budget {verb} {notion.phrase} to the target",
          [r.label for r in rows for t in targets if r.distortion_for[t] is None]),
         (BELOW_CURVE, "the budget is below the least distortion this mechanism was measured "
                       "at (e.g. a mechanism that exceeds Δ), so it is not comparable there",
@@ -140,7 +289,8 @@ def _explain_empty_cells(console: Any, rows: list[Any], budgets: list[float],
          [r.label for r in rows for t in targets if r.ratio[t] is None]),
         (NO_CERTIFICATE, "no ok run at that budget, or the optimum metric did not certify it "
                          "(not a mapping, or n above its max_n: -M optimum_large)",
-         [r.label for r in rows for b in budgets if excess_at(runs, r.label, b) is None]),
+         [r.label for r in rows for b in budgets
+          if notion.certified and excess_at(runs, r.label, b) is None]),
     )
     for cell, meaning, labels in kinds:
         if labels:

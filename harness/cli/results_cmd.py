@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
+import importlib.util
 from pathlib import Path
+
+import pandas as pd
 
 from privbench.protocol.errors import PrivbenchError, ValidationError
 from privbench.results.store import DEFAULT_DB, open_existing
@@ -13,15 +15,45 @@ from privbench.running.records import STATUSES
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("results", help="show or export stored runs")
-    p.add_argument("--db", type=Path, default=DEFAULT_DB)
+    p.add_argument("--db", type=Path, default=DEFAULT_DB,
+                   help=f"results store to read (default {DEFAULT_DB})")
     p.add_argument("--status", choices=STATUSES, help="only runs with this status")
     p.add_argument("--mechanism", help="only runs of this mechanism")
     p.add_argument("--dataset", help="only runs on this dataset")
     p.add_argument("--latest", action="store_true", help="only the last run of each run key")
     p.add_argument("--limit", type=int, default=50, help="rows to show (0 = all)")
     p.add_argument("--export", type=Path, metavar="FILE.csv|FILE.parquet",
-                   help="write the selected runs to CSV or Parquet")
+                   help="write the selected runs to CSV or Parquet: one column per "
+                        "parameter (param.K, dataset_param.K), per declared output and per "
+                        "provenance entry")
     p.set_defaults(func=run)
+
+
+def _have_pyarrow() -> bool:
+    return importlib.util.find_spec("pyarrow") is not None
+
+
+def _export(df: pd.DataFrame, out: Path) -> int:
+    """Write the runs as one flat table (see :mod:`privbench.results.export`)."""
+    from privbench.host.manager import get_host
+    from privbench.results.export import export_frame
+
+    if out.suffix not in (".csv", ".parquet"):
+        raise ValidationError(f"--export {out}: expected a .csv or .parquet file name")
+    if out.suffix == ".parquet" and not _have_pyarrow():
+        raise ValidationError(f"--export {out}: Parquet export needs pyarrow, which is not "
+                              "installed: pip install 'privbench[parquet]' (or export to .csv)")
+    flat = export_frame(df, get_host().outputs())
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.suffix == ".csv":
+            flat.to_csv(out, index=False)
+        else:
+            flat.to_parquet(out, index=False)
+    except OSError as exc:
+        raise PrivbenchError(f"--export {out}: cannot write: {exc.strerror or exc}") from None
+    print(f"wrote {len(flat)} runs ({flat.shape[1]} columns) to {out}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,27 +66,7 @@ def run(args: argparse.Namespace) -> int:
         if value:
             df = df[df[col] == value]
     if args.export:
-        out = args.export
-        flat = df.copy()
-        for col in ("params", "dataset_params", "metrics", "provenance"):
-            flat[col] = flat[col].map(lambda v: json.dumps(v, sort_keys=True))
-        for col in ("seed", "n", "nnz", "support_max"):  # integers, not 16.0 (NULLs -> float)
-            if col in flat:
-                flat[col] = flat[col].astype("Int64")
-        if out.suffix not in (".csv", ".parquet"):
-            raise ValidationError(f"--export {out}: expected a .csv or .parquet file name")
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            if out.suffix == ".csv":
-                flat.to_csv(out, index=False)
-            else:
-                flat.to_parquet(out, index=False)
-        except ImportError:
-            raise ValidationError("Parquet export needs pyarrow: pip install 'privbench[parquet]'") from None
-        except OSError as exc:
-            raise PrivbenchError(f"--export {out}: cannot write: {exc.strerror or exc}") from None
-        print(f"wrote {len(flat)} runs to {out}")
-        return 0
+        return _export(df, args.export)
     from privbench.cli.common import print_table
     from privbench.results.fingerprints import footnote, other_code
     from privbench.running.fingerprint import current_hash

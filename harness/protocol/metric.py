@@ -61,6 +61,11 @@ class Output:
     :param direction: one of :data:`DIRECTIONS` (``lower``: lower is more private).
     :param description: one line, what the number is.
     :param citation: where the notion comes from (authors, venue, year), or ``""``.
+    :param convex: True when mixing two mappings never does worse than mixing their
+        values: convex in the mapping for ``lower`` (I(A; B̂), total variation), concave
+        for ``higher`` (guessing entropy). ``compare`` then interpolates a mechanism's
+        curve linearly between measured points; otherwise it reads the best point
+        measured within the budget (no interpolation it cannot justify).
     """
 
     name: str
@@ -68,6 +73,7 @@ class Output:
     direction: Literal["lower", "higher", "neutral"] = "neutral"
     description: str = ""
     citation: str = ""
+    convex: bool = False
 
     def __post_init__(self) -> None:
         if self.unit not in UNITS:
@@ -93,6 +99,13 @@ RUNNER_OUTPUTS: tuple[Output, ...] = (
     Output("prepare_s", "seconds", "neutral", "untimed preparation before the solve"),
     Output("peak_mem_mb", "megabytes", "neutral", "peak memory of the solve"),
 )
+
+
+#: the leakage every mapping run records as ``mi_bits``: declared by the core ``leakage``
+#: metric, defined here so that views of the store (the default of ``compare`` and the
+#: trade-off figures) read it the same way without loading plugins
+LEAKAGE_OUTPUT = Output("mi_bits", "bits", "lower", "mutual information I(A; B̂)",
+                        "Salamatian et al., SPPM, GlobalSIP 2013", convex=True)
 
 
 def unknown_needs(needs: frozenset[str] | set[str] | tuple[str, ...]) -> list[str]:

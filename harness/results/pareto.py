@@ -1,11 +1,16 @@
 """Trade-off summaries read off stored privacy-distortion curves.
 
-A curve is a set of (distortion, leakage) points a mechanism achieved. Mixing two
-mappings with weights (t, 1 - t) gives a mapping whose distortion is the same mix and
-whose leakage is at most the same mix (I(A; B̂) is convex in p(b̂ | b)), so the straight
-segment between two achieved points is achievable too. We therefore summarise a curve
-by its Pareto front (leakage strictly falling as distortion grows) and interpolate
-linearly between its points; nothing is extrapolated beyond the measured range.
+A curve is a set of (distortion, value) points a mechanism achieved under one privacy
+output (I(A; B̂) by default; any declared output with ``compare --by``). Mixing two
+mappings with weights (t, 1 - t) gives a mapping whose distortion is the same mix; for an
+output convex in the mapping (I(A; B̂) is) its value is at most the same mix, so the
+straight segment between two achieved points is achievable too. We therefore summarise a
+curve by its Pareto front (the value strictly improving as distortion grows) and, for
+convex outputs, interpolate linearly between its points; for the others we read the best
+point measured within the budget. Nothing is extrapolated beyond the measured range.
+An output where higher is more private (attacker error, guessing entropy) is handled by
+the same code with the order reversed; infinite values (a notion that is unbounded for a
+mapping) stay on the curve and are never interpolated.
 """
 
 from __future__ import annotations
@@ -21,49 +26,65 @@ __all__ = [
     "distortion_ratio",
     "leakage_at_distortion",
     "pareto_front",
+    "rank_rows",
 ]
 
 
 @dataclass(frozen=True)
 class Curve:
-    """The Pareto front of a mechanism's (distortion, leakage) points, sorted by distortion."""
+    """The Pareto front of a mechanism's (distortion, value) points, sorted by distortion.
+
+    ``leakage`` holds the values as measured (bits of I(A; B̂) by default); ``higher``
+    says a higher value is more private; ``interpolate`` whether a segment between two
+    points is achievable (see the module docstring).
+    """
 
     distortion: np.ndarray
     leakage: np.ndarray
+    higher: bool = False
+    interpolate: bool = True
 
     @classmethod
-    def from_points(cls, distortion: Iterable[float], leakage: Iterable[float]) -> Curve:
-        d, i = pareto_front(distortion, leakage)
-        return cls(d, i)
+    def from_points(cls, distortion: Iterable[float], leakage: Iterable[float], *,
+                    higher: bool = False, interpolate: bool = True) -> Curve:
+        d, i = pareto_front(distortion, leakage, higher=higher)
+        return cls(d, i, higher, interpolate)
 
     def __len__(self) -> int:
         return int(self.distortion.size)
 
+    def key(self, value: float | np.ndarray) -> float | np.ndarray:
+        """``value`` in "lower is better" order (negated when higher is more private)."""
+        return -value if self.higher else value
 
-def pareto_front(distortion: Iterable[float], leakage: Iterable[float]
+
+def pareto_front(distortion: Iterable[float], leakage: Iterable[float], *, higher: bool = False
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Points not dominated by another (less or equal distortion and less leakage).
+    """Points not dominated by another (less or equal distortion and a better value).
 
-    NaN / None points are dropped. :returns: (distortion, leakage), distortion ascending,
-    leakage strictly descending.
+    NaN / None points and infinite distortions are dropped; infinite values are kept.
+    :returns: (distortion, value), distortion ascending, the value strictly improving
+        (descending, or ascending when ``higher``).
     """
     d = np.asarray(list(distortion), dtype=float)
     i = np.asarray(list(leakage), dtype=float)
     if d.shape != i.shape:
         raise ValueError(f"{d.size} distortion values for {i.size} leakage values")
-    keep = np.isfinite(d) & np.isfinite(i)
+    keep = np.isfinite(d) & ~np.isnan(i)
     d, i = d[keep], i[keep]
-    order = np.lexsort((i, d))  # by distortion, then leakage
-    d, i = d[order], i[order]
+    k = -i if higher else i
+    order = np.lexsort((k, d))  # by distortion, then by value, best first
     front_d: list[float] = []
     front_i: list[float] = []
-    for dv, iv in zip(d, i, strict=True):
-        if not front_i or iv < front_i[-1]:
-            if front_d and dv == front_d[-1]:  # same distortion, lower leakage: replace
-                front_i[-1] = iv
+    best: float | None = None
+    for dv, kv, iv in zip(d[order], k[order], i[order], strict=True):
+        if best is None or kv < best:
+            if front_d and dv == front_d[-1]:  # same distortion, better value: replace
+                front_i[-1] = float(iv)
             else:
                 front_d.append(float(dv))
                 front_i.append(float(iv))
+            best = kv
     return np.asarray(front_d), np.asarray(front_i)
 
 
@@ -73,37 +94,44 @@ def _as_curve(curve: Curve | tuple[Sequence[float], Sequence[float]]) -> Curve:
 
 def distortion_for_leakage(curve: Curve | tuple[Sequence[float], Sequence[float]],
                            target: float) -> float | None:
-    """Least distortion at which the curve brings the leakage to ``target`` or below.
+    """Least distortion at which the curve brings the value to ``target`` (or better).
 
     :returns: None when no measured point (or segment) reaches the target.
     """
     c = _as_curve(curve)
     if len(c) == 0:
         return None
-    d, i = c.distortion, c.leakage
-    hits = np.flatnonzero(i <= target)
+    d, k, t = c.distortion, c.key(c.leakage), c.key(target)
+    hits = np.flatnonzero(k <= t)
     if hits.size == 0:
         return None
-    k = int(hits[0])
-    if k == 0:
+    j = int(hits[0])
+    if j == 0:
         return float(d[0])
-    # i[k-1] > target >= i[k]: interpolate on the segment
-    t = (i[k - 1] - target) / (i[k - 1] - i[k])
-    return float(d[k - 1] + t * (d[k] - d[k - 1]))
+    if not (c.interpolate and np.isfinite(k[j - 1])):
+        return float(d[j])  # the first measured point that reaches it
+    # k[j-1] > t >= k[j]: interpolate on the segment
+    s = (k[j - 1] - t) / (k[j - 1] - k[j])
+    return float(d[j - 1] + s * (d[j] - d[j - 1]))
 
 
 def leakage_at_distortion(curve: Curve | tuple[Sequence[float], Sequence[float]],
                           budget: float) -> float | None:
-    """Least leakage reachable within distortion ``budget`` (interpolated on the front).
+    """Best value reachable within distortion ``budget`` (interpolated on a convex front).
 
     :returns: None when the budget is below the smallest measured distortion.
     """
     c = _as_curve(curve)
     if len(c) == 0 or budget < c.distortion[0]:
         return None
-    if budget >= c.distortion[-1]:
-        return float(c.leakage[-1])
-    return float(np.interp(budget, c.distortion, c.leakage))
+    j = int(np.searchsorted(c.distortion, budget, side="right")) - 1  # last point within
+    if j == len(c) - 1 or c.distortion[j] == budget:
+        return float(c.leakage[j])
+    left, right = c.leakage[j], c.leakage[j + 1]
+    if not (c.interpolate and np.isfinite(left) and np.isfinite(right)):
+        return float(left)
+    s = (budget - c.distortion[j]) / (c.distortion[j + 1] - c.distortion[j])
+    return float(left + s * (right - left))
 
 
 def distortion_ratio(curve: Curve | tuple[Sequence[float], Sequence[float]],
@@ -168,3 +196,16 @@ def summarise(curves: dict[str, Curve], *, targets: Sequence[float], budgets: Se
             ratio={t: (distortion_ratio(c, ref, t) if ref is not None else None) for t in targets},
         ))
     return rows
+
+
+def rank_rows(rows: Sequence[MechanismSummary], budget: float | None, *, higher: bool = False
+              ) -> list[MechanismSummary]:
+    """``rows`` best first by their value at ``budget`` (more private first; rows that
+    cannot be read there last, by label)."""
+    def order(r: MechanismSummary) -> tuple[int, float, str]:
+        v = r.leakage_at.get(budget) if budget is not None else None
+        if v is None or np.isnan(v):
+            return (1, 0.0, r.label)
+        return (0, -v if higher else v, r.label)
+
+    return sorted(rows, key=order)

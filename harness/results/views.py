@@ -8,13 +8,21 @@ parameters the user gave, e.g. ``sppm[L=100]``, which names a curve) and ``insta
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from privbench.protocol.errors import ValidationError
+from privbench.protocol.metric import LEAKAGE_OUTPUT, Output
 from privbench.protocol.plugin import format_label
 from privbench.results.pareto import Curve
 from privbench.results.store import open_existing
+
+#: the output ``compare`` and the trade-off figures use when none is named
+DEFAULT_OUTPUT = LEAKAGE_OUTPUT.name
 
 
 def load_runs(db_path: str | Path) -> pd.DataFrame:
@@ -36,11 +44,55 @@ def load_runs(db_path: str | Path) -> pd.DataFrame:
     return df
 
 
-def curves_of(df: pd.DataFrame) -> dict[str, Curve]:
-    """Pareto curves (distortion, I(A; B̂)) of the ``ok`` runs, one per label."""
-    ok = df[(df["status"] == "ok") & df["mi_bits"].notna() & df["distortion"].notna()]
-    return {label: Curve.from_points(g["distortion"], g["mi_bits"])
-            for label, g in ok.groupby("label", sort=True)}
+def _number(value: Any) -> float:
+    """A stored value as a float (inf kept, stored as JSON ``Infinity``); NaN otherwise."""
+    if isinstance(value, bool) or value is None:
+        return math.nan
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+def output_values(df: pd.DataFrame, name: str) -> pd.Series:
+    """The values of output ``name``, one float per run: the record's own column where it
+    has one, else the value stored under ``metrics``; NaN where the run lacks it."""
+    if df.empty:
+        return pd.Series(dtype=float, index=df.index)
+    nested = df["metrics"].map(lambda m: _number(m.get(name)) if isinstance(m, dict) else math.nan)
+    if name in df.columns:
+        own = pd.to_numeric(df[name], errors="coerce")
+        return own.where(own.notna(), nested).astype(float)
+    return nested.astype(float)
+
+
+def resolve_output(name: str, outputs: Mapping[str, Output]) -> Output:
+    """The declaration of output ``name`` among ``outputs`` (``PluginHost.outputs()``).
+
+    :raises ValidationError: naming the declared outputs when ``name`` is none of them.
+    """
+    if name not in outputs:
+        raise ValidationError(f"unknown output {name!r}; declared outputs: "
+                              f"{', '.join(sorted(outputs)) or '(none)'}")
+    return outputs[name]
+
+
+def curves_of(df: pd.DataFrame, out: Output = LEAKAGE_OUTPUT) -> dict[str, Curve]:
+    """Pareto curves (distortion, ``out``) of the ``ok`` runs, one per label.
+
+    The output's declaration decides which way is better and whether a segment between
+    two measured points may be interpolated (:attr:`Output.convex`).
+    """
+    values = output_values(df, out.name)
+    ok = (df["status"] == "ok") & values.notna() & df["distortion"].notna()
+    higher = out.direction == "higher"
+    return {label: Curve.from_points(g["distortion"], values[g.index], higher=higher,
+                                     interpolate=out.convex)
+            for label, g in df[ok].groupby("label", sort=True)}
 
 
 def excess_at(df: pd.DataFrame, label: str, delta: float) -> dict[str, float] | None:

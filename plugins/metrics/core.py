@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 import privbench as pb
 from privbench import metrics as M
+from privbench.protocol.metric import LEAKAGE_OUTPUT
 
 
 class PriorLeakage(pb.Metric):
@@ -31,8 +32,7 @@ class Leakage(pb.Metric):
     name = "leakage"
     description = "exact I(A; B̂) in bits"
     needs = frozenset({"mapping"})
-    outputs = (pb.Output("mi_bits", "bits", "lower", "mutual information I(A; B̂)",
-                         "Salamatian et al., SPPM, GlobalSIP 2013"),)
+    outputs = (LEAKAGE_OUTPUT,)
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         return {"mi_bits": M.mutual_information(problem, result.mapping)}
