@@ -10,8 +10,9 @@ distortion a merge adds is min_i (C[c] + C[c'])_i - min C[c] - min C[c'] >= 0.
 
 Not every pair is priced exactly (that is O(n) per pair, O(n^3) in all): for each
 cluster the ``candidates`` pairs with the best ratio under an upper bound on the added
-distortion (keep r(c) or r(c'), whichever is cheaper: two look-ups in C) are priced
-exactly and pushed on a heap; a cluster whose heap entries all went stale is priced
+distortion (keep r(c) or r(c'), whichever is cheaper: two look-ups in C), and as many
+among the pairs that bound proves to fit the budget left, are priced exactly and pushed
+on a heap; a cluster whose heap entries all went stale is priced
 again. With ``candidates >= n`` every pair is priced: the plain greedy of the paper.
 """
 
@@ -90,7 +91,10 @@ def price(s: FunnelState, c: int) -> None:
     with np.errstate(divide="ignore"):
         ratio = np.where(bound > 0, gain / np.maximum(bound, 1e-300), np.inf)
     if others.size > s.candidates:
-        order = np.lexsort((-gain, -ratio))[: s.candidates]
+        # the best ratios, and the best among pairs sure to fit the budget left
+        order = np.lexsort((-gain, -ratio))
+        sure = order[s.used + bound[order] <= s.budget]
+        order = np.unique(np.concatenate([order[: s.candidates], sure[: s.candidates]]))
         others, gain = others[order], gain[order]
     merged = s.C[c][None, :] + s.C[others]
     reps = np.argmin(merged, axis=1)
