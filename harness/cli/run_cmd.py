@@ -28,6 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="timed solves per run after one untimed prepare; runtime_s is their median")
     p.add_argument("-M", "--metric", action="append", default=[],
                    help="also compute this non-default metric (repeatable)")
+    p.add_argument("--no-metric", action="append", default=[], metavar="NAME",
+                   help="do not compute this default metric (repeatable; e.g. optimum: "
+                        "docs/metrics-cost.md)")
     p.add_argument("--json", action="store_true", help="one JSON object per run on stdout")
     p.add_argument("--executor", default="local", help="local (default) or process")
     p.add_argument("--strict", action="store_true",
@@ -36,11 +39,45 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+#: metrics beyond the three slowest are named when they took at least this (seconds)
+SHOWN_METRIC_S = 0.1
+
+
+def metric_seconds_line(records: list[dict[str, Any]]) -> str | None:
+    """What the metrics took against the solves, summed over ``records`` (None: no metric ran)."""
+    totals: dict[str, float] = {}
+    solve = 0.0
+    for r in records:
+        for name, seconds in ((r.get("metrics") or {}).get("metric_seconds") or {}).items():
+            totals[name] = totals.get(name, 0.0) + float(seconds)
+        solve += float(r.get("runtime_s") or 0.0)
+    if not totals:
+        return None
+    runs = f"{len(records)} runs" if len(records) != 1 else "1 run"
+    slowest = sorted(totals.items(), key=lambda kv: -kv[1])
+    shown = [(name, t) for k, (name, t) in enumerate(slowest) if k < 3 or t >= SHOWN_METRIC_S]
+    parts = [f"{name} {t:.3g} s" for name, t in shown]
+    rest = slowest[len(shown):]
+    if rest:
+        parts.append(f"{len(rest)} others {sum(t for _, t in rest):.2g} s")
+    return (f"metrics took {sum(totals.values()):.3g} s over {runs} (solves {solve:.3g} s): "
+            f"{', '.join(parts)}; per run and metric: --json metrics.metric_seconds; "
+            "switch one off: --no-metric NAME")
+
+
+def print_metric_seconds(records: list[dict[str, Any]]) -> None:
+    line = metric_seconds_line(records)
+    if line:
+        from rich.console import Console
+
+        Console().print(line, highlight=False)
+
+
 def run(args: argparse.Namespace) -> int:
     spec = SweepSpec(
         mechanisms=args.mechanism, datasets=args.dataset, deltas=args.delta,
         seeds=[args.seed], lp_backends=[args.lp_backend] if args.lp_backend else [],
-        metrics=args.metric, timeout=args.timeout, repeat=args.repeat,
+        metrics=args.metric, skip_metrics=args.no_metric, timeout=args.timeout, repeat=args.repeat,
     )
     check_timeout(args.timeout, what="--timeout")
     if args.workers is not None and args.workers < 1:
@@ -53,5 +90,6 @@ def run(args: argparse.Namespace) -> int:
             print(record_json(record), flush=True)
     if not args.json:
         print_table(records)
+        print_metric_seconds(records)
     failed = [r for r in records if r["status"] in ("error", "timeout", "invalid")]
     return 1 if (args.strict and failed) else 0

@@ -15,7 +15,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "sweep", help="run a grid of mechanisms x datasets x budgets x seeds",
         description="Run every combination in SPEC.toml (keys: mechanisms, datasets, deltas; "
-                    "optional seeds, lp_backends, metrics, timeout, executor, workers).")
+                    "optional seeds, lp_backends, metrics, skip_metrics, timeout, executor, "
+                    "workers).")
     p.add_argument("spec", type=Path, metavar="SPEC.toml")
     p.add_argument("--executor", default=None, help="local, process, dask; NAME:k=v,... sets executor parameters "
                         "(default: spec or local)")
@@ -28,6 +29,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="with --resume, also reuse rows made by other code (other plugin "
                         "or privbench source)")
     p.add_argument("--timeout", type=float, default=None, help="seconds per run (overrides spec)")
+    p.add_argument("--no-metric", action="append", default=[], metavar="NAME",
+                   help="do not compute this default metric (repeatable; adds to the spec's "
+                        "skip_metrics)")
     p.add_argument("--json", action="store_true", help="also print each record as a JSON line")
     p.add_argument("--dry-run", action="store_true", help="list the runs without executing them")
     p.add_argument("--max-runs", type=int, default=DEFAULT_MAX_RUNS, metavar="N",
@@ -39,6 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     spec = load_sweep_file(args.spec)
     spec.max_runs = args.max_runs
+    spec.skip_metrics = list(dict.fromkeys([*spec.skip_metrics, *args.no_metric]))
     if args.timeout is not None:
         check_timeout(args.timeout, what="--timeout")
     if args.workers is not None and args.workers < 1:

@@ -175,7 +175,7 @@ def used_plugins(spec: RunSpec) -> list[tuple[str, str]]:
     if isinstance(backend, str):
         used.append(("lp_backend", backend))
     used += [("metric", m) for m, cls in sorted(host.metrics().items())
-             if cls.default or m in spec.metrics]
+             if (cls.default or m in spec.metrics) and m not in spec.skip_metrics]
     return used
 
 

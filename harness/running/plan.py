@@ -34,6 +34,8 @@ class SweepSpec:
     seeds: list[int | None] = field(default_factory=lambda: [None])
     lp_backends: list[str] = field(default_factory=list)
     metrics: list[str] = field(default_factory=list)
+    #: default metrics switched off for every run (``--no-metric``, ``skip_metrics``)
+    skip_metrics: list[str] = field(default_factory=list)
     timeout: float | None = None
     executor: str | None = None
     workers: int | None = None
@@ -44,8 +46,8 @@ class SweepSpec:
     max_runs: int = DEFAULT_MAX_RUNS
 
 
-_KEYS = {"mechanisms", "datasets", "deltas", "seeds", "lp_backends", "metrics", "timeout",
-         "executor", "workers", "name", "description", "repeat"}
+_KEYS = {"mechanisms", "datasets", "deltas", "seeds", "lp_backends", "metrics", "skip_metrics",
+         "timeout", "executor", "workers", "name", "description", "repeat"}
 
 
 def _str_list(data: dict[str, Any], key: str, path: Path, *, required: bool) -> list[str]:
@@ -116,6 +118,7 @@ def load_sweep_file(path: str | Path) -> SweepSpec:
         seeds=seeds,
         lp_backends=_str_list(data, "lp_backends", p, required=False),
         metrics=_str_list(data, "metrics", p, required=False),
+        skip_metrics=_str_list(data, "skip_metrics", p, required=False),
         timeout=float(timeout) if timeout is not None else None,
         executor=executor,
         workers=workers,
@@ -149,6 +152,19 @@ def check_timeout(timeout: Any, *, what: str = "timeout") -> float:
         return finite_float(what, timeout, low=0.0, strict_low=True)
     except ValidationError:
         raise ValidationError(f"{what} must be a positive number of seconds; got {timeout!r}") from None
+
+
+def check_metrics(spec: SweepSpec) -> None:
+    """Every metric named (requested or switched off) exists, and none is both."""
+    known = get_host().metrics()
+    for what, names in (("metric", spec.metrics), ("metric to skip", spec.skip_metrics)):
+        for metric in names:
+            if metric not in known:
+                raise PluginError(f"unknown {what} {metric!r}; available: {', '.join(sorted(known))}")
+    both = sorted(set(spec.metrics) & set(spec.skip_metrics))
+    if both:
+        raise ValidationError(f"metric(s) {', '.join(both)} both requested (-M / metrics) and "
+                              "switched off (--no-metric / skip_metrics)")
 
 
 def check_dataset(text: str, name: str, params: dict[str, Any]) -> None:
@@ -188,10 +204,7 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
         raise ValidationError("no budget given; pass --delta X (one or more)")
     for backend in spec.lp_backends:
         host.get("lp_backend", backend)
-    known_metrics = host.metrics()
-    for metric in spec.metrics:
-        if metric not in known_metrics:
-            raise PluginError(f"unknown metric {metric!r}; available: {', '.join(sorted(known_metrics))}")
+    check_metrics(spec)
     mechanisms: list[tuple[str, dict[str, Any]]] = []
     for text in spec.mechanisms:
         name, params = parse_spec(text, what="mechanism")
@@ -221,7 +234,8 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
         datasets.append((name, params))
     runs = [
         RunSpec(mechanism=m, mechanism_params=mp, dataset=d, dataset_params=dp, delta=delta,
-                seed=seed, metrics=tuple(dict.fromkeys(spec.metrics)), repeat=spec.repeat)
+                seed=seed, metrics=tuple(dict.fromkeys(spec.metrics)), repeat=spec.repeat,
+                skip_metrics=tuple(dict.fromkeys(spec.skip_metrics)))
         for (d, dp), (m, mp), delta, seed in itertools.product(datasets, mechanisms, deltas, spec.seeds)
     ]
     # one run per key: `deltas = [0.5, 0.50]`, a mechanism listed twice, or an LP backend

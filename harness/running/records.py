@@ -23,10 +23,11 @@ from privbench.protocol.record import RECORD_FIELDS
 
 STATUSES = ("ok", "error", "timeout", "invalid", "skip")
 #: what a run measures about its own execution, under ``metrics``: varies between two
-#: otherwise identical runs (compare records without them). ``optimum_source`` and
-#: ``optimum_seconds`` say whether an earlier run's certificate was reused.
-TIMING_METRICS = ("prepare_s", "peak_rss_mb", "runtime_samples_s", "optimum_seconds",
-                  "optimum_source")
+#: otherwise identical runs (compare records without them). ``metric_seconds`` is what
+#: each metric took; ``optimum_source`` and ``optimum_seconds`` say whether the optimum
+#: metric reused a certificate (the run's own or an earlier run's) or solved.
+TIMING_METRICS = ("prepare_s", "peak_rss_mb", "runtime_samples_s", "metric_seconds",
+                  "optimum_seconds", "optimum_source")
 #: stats a mechanism may set at top level
 MECHANISM_FIELDS = ("gap_bits",)
 #: fields the runner fills itself; metrics may not write them

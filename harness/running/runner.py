@@ -72,25 +72,32 @@ def _stamp(record: dict[str, Any], spec: RunSpec) -> None:
 
 def compute_metrics(
     problem: PrivacyProblem, result: MechanismResult | None, *, delta: float,
-    seed: int | None, requested: tuple[str, ...] = (),
+    seed: int | None, requested: tuple[str, ...] = (), skipped: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """Run every default metric that applies, plus the ``requested`` ones."""
+    """Run every default metric that applies, plus the ``requested`` ones, minus the
+    ``skipped`` ones; ``metric_seconds`` says what each one took (wall seconds)."""
     values: dict[str, Any] = {}
     available = get_host().metrics()
-    unknown = [m for m in requested if m not in available]
+    unknown = [m for m in (*requested, *skipped) if m not in available]
     if unknown:
         raise ValidationError(f"unknown metric(s) {', '.join(unknown)}; available: "
                               f"{', '.join(sorted(available))}")
+    seconds: dict[str, float] = {}
     for name, cls in sorted(available.items()):
-        if not (cls.default or name in requested):
+        if name in skipped or not (cls.default or name in requested):
             continue
         metric = cls()
         if not metric.applies(problem, result):
             continue
+        started = time.perf_counter()
         try:
             values.update(metric.compute(problem, result, delta=delta, seed=seed))
         except Exception as exc:  # noqa: BLE001 - a broken metric must not sink the run
             values[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
+        seconds[name] = time.perf_counter() - started
+    values["metric_seconds"] = seconds
+    if skipped:
+        values["metrics_skipped"] = sorted(set(skipped))
     return values
 
 
@@ -189,7 +196,7 @@ def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None
     if result.kind == MAPPING:
         result.mapping = validate_mapping(result.mapping, problem.n)
     fill_metrics(record, compute_metrics(run_view(problem), result, delta=delta, seed=spec.seed,
-                                         requested=spec.metrics))
+                                         requested=spec.metrics, skipped=spec.skip_metrics))
     fill_stats(record, dict(result.stats))
     _check_budget(mechanism, record, delta)
     record["status"] = "ok"

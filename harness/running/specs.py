@@ -87,6 +87,8 @@ class RunSpec:
     dataset_params: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
     metrics: tuple[str, ...] = ()
+    #: default metrics not computed for this run (``--no-metric``, ``skip_metrics``)
+    skip_metrics: tuple[str, ...] = ()
     #: timed solves after one untimed prepare (not part of the run's identity)
     repeat: int = 1
 
@@ -100,10 +102,12 @@ class RunSpec:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["metrics"] = list(self.metrics)
+        data["skip_metrics"] = list(self.skip_metrics)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSpec:
         data = dict(data)
         data["metrics"] = tuple(data.get("metrics") or ())
+        data["skip_metrics"] = tuple(data.get("skip_metrics") or ())
         return cls(**data)
