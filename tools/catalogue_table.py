@@ -1,0 +1,97 @@
+"""The results table of docs/catalogue.md, read from a store written by specs/catalogue.toml.
+
+    python tools/catalogue_table.py catalogue.sqlite > table.md
+
+One table per data set: a row per mechanism label, a column per Δ, each cell
+``I(A;B̂) / E[d] / maximal leakage`` (bits, distortion units, bits) of the newest run
+with that key; a skipped or failed run shows its status, and the reasons are listed
+under the table.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import sys
+
+QUERY = """SELECT mechanism, params, dataset, dataset_params, delta, status, error, mi_bits,
+                  distortion, metrics, runtime_s FROM runs ORDER BY id"""
+
+
+def label(name: str, params: str | None) -> str:
+    values = json.loads(params or "{}")
+    if not values:
+        return name
+    return f"{name}:" + ",".join(f"{k}={values[k]}" for k in sorted(values))
+
+
+def number(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if math.isinf(value):
+        return "∞"
+    return f"{value:.{digits}g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.1e}"
+
+
+def collect(path: str) -> tuple[dict, list[str], list[float]]:
+    """{(dataset, label, Δ): row} for the newest run of each key; labels in spec order."""
+    rows: dict = {}
+    labels: list[str] = []
+    deltas: set[float] = set()
+    with sqlite3.connect(path) as db:
+        for mech, params, ds, ds_params, delta, status, error, mi, dist, metrics, rt in db.execute(QUERY):
+            name = label(mech, params)
+            if name not in labels:
+                labels.append(name)
+            deltas.add(delta)
+            rows[(label(ds, ds_params), name, delta)] = {
+                "status": status, "error": error, "mi": mi, "dist": dist, "runtime": rt,
+                "metrics": json.loads(metrics or "{}", parse_constant=float)}
+    return rows, labels, sorted(deltas)
+
+
+def cell(row: dict | None) -> str:
+    if row is None:
+        return "not run"
+    if row["status"] != "ok":
+        return row["status"]
+    ml = row["metrics"].get("maximal_leakage")
+    return f"{number(row['mi'])} / {number(row['dist'])} / {number(ml)}"
+
+
+def table(rows: dict, dataset: str, labels: list[str], deltas: list[float]) -> list[str]:
+    out = [f"### {dataset}", "",
+           "| mechanism | " + " | ".join(f"Δ = {d:g}" for d in deltas) + " | runtime (s) |",
+           "|---|" + "---|" * (len(deltas) + 1)]
+    reasons = {}
+    for name in labels:
+        cells = [rows.get((dataset, name, d)) for d in deltas]
+        if all(c is None for c in cells):
+            continue
+        times = [c["runtime"] for c in cells if c and c["status"] == "ok" and c["runtime"] is not None]
+        out.append(f"| `{name}` | " + " | ".join(cell(c) for c in cells)
+                   + f" | {number(max(times), 2) if times else '–'} |")
+        for c in cells:
+            if c and c["status"] != "ok" and c["error"]:
+                reasons[name] = f"{c['status']}: {c['error'].splitlines()[0][:200]}"
+    out.append("")
+    out.extend(f"- `{name}`: {why}" for name, why in reasons.items())
+    return out + [""]
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python tools/catalogue_table.py STORE.sqlite", file=sys.stderr)
+        return 2
+    rows, labels, deltas = collect(argv[0])
+    datasets = sorted({key[0] for key in rows})
+    lines = []
+    for dataset in datasets:
+        lines.extend(table(rows, dataset, labels, deltas))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
