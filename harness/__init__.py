@@ -98,8 +98,8 @@ __all__ = [
 ]
 
 
-#: what a reporter or tool reads from a results store: public, but imported on first use
-#: (they need pandas, which ``import privbench`` does not pay for)
+#: the store and what a reporter, benchmark or tool reads from it: public, but imported on
+#: first use (they need pandas, which ``import privbench`` does not pay for)
 _LAZY = {
     "load_runs": "privbench.results.views",
     "curves_of": "privbench.results.views",
@@ -107,8 +107,12 @@ _LAZY = {
     "describe_excess": "privbench.results.views",
     "Curve": "privbench.results.pareto",
     "default_targets": "privbench.results.pareto",
-    "pick_reference": "privbench.results.pareto",
+    "pick_reference": "privbench.api",
+    "reference_mechanisms": "privbench.api",
     "summarise": "privbench.results.pareto",
+    "ResultStore": "privbench.results.store",
+    "ResourceMeter": "privbench.running.resources",
+    "parse_spec": "privbench.running.specs",
 }
 
 

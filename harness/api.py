@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from privbench.host.manager import get_host
@@ -37,6 +38,22 @@ def get_executor(name: str, workers: int | None = None) -> Any:
     cls = get_host().get("executor", name)
     params = {"workers": workers} if workers and "workers" in cls.param_names() else {}
     return cls.create(**params)
+
+
+def reference_mechanisms() -> list[str]:
+    """Mechanisms that declare a ``reference_rank``, best first: the default reference of
+    comparisons (a mechanism certifying the optimum)."""
+    ranked = [(cls.reference_rank, name) for name, cls in get_host().mechanisms().items()
+              if cls.reference_rank is not None]
+    return [name for _, name in sorted(ranked)]
+
+
+def pick_reference(labels: Sequence[str]) -> str | None:
+    """The curve (mechanism label) others are compared with: the best-ranked reference
+    mechanism among ``labels`` (:func:`reference_mechanisms`), else the first label."""
+    from privbench.results.pareto import pick_reference as pick
+
+    return pick(labels, reference_mechanisms())
 
 
 # the protocol layer cannot import the host: hand RunContext its factories

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+import privbench as pb
 from privbench.results.pareto import (
     Curve,
     distortion_for_leakage,
@@ -59,7 +60,9 @@ def test_summarise_and_reference() -> None:
     from privbench.results.pareto import default_targets, pick_reference, summarise
 
     curves = {"expmec": Curve.from_points(*EXP), "sppm[L=100]": Curve.from_points(*SPPM)}
-    assert pick_reference(list(curves)) == "sppm[L=100]"
+    assert pick_reference(list(curves), ["sppm", "optimal"]) == "sppm[L=100]"
+    assert pb.pick_reference(list(curves)) == "sppm[L=100]"  # sppm declares reference_rank 0
+    assert pb.reference_mechanisms()[:2] == ["sppm", "optimal"]
     assert pick_reference(["expmec", "identity"]) == "expmec"
     assert default_targets(0.5) == [0.125, 0.05]
     rows = summarise(curves, targets=[0.1], budgets=[0.1], reference="sppm[L=100]")

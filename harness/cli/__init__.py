@@ -31,7 +31,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in command_modules():
         importlib.import_module(f"{__name__}.{name}").add_parser(sub)
+    _plugin_commands(sub)
     return parser
+
+
+def _plugin_commands(sub: argparse._SubParsersAction) -> None:
+    """Commands plugins contribute (``privbench_register_commands``), after the built-in ones."""
+    from privbench.host.manager import get_host
+    from privbench.protocol.commands import CommandLine
+
+    for failure in get_host().register_commands(CommandLine(sub)):
+        print(f"privbench: {failure}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -170,7 +170,7 @@ def print_table(records: Sequence[dict[str, Any]], title: str = "runs") -> None:
         console.print(table)
     if unconverged:
         console.print("* stopped before its tolerance (metrics.converged = false): the gap is "
-                      "certified but larger than asked; raise iterations or see the sppm modes",
+                      "certified but larger than asked; raise the mechanism's iterations or see its modes",
                       highlight=False)
     for r in records:
         if not _missing(r.get("error")) and r.get("error"):

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privbench.api import pick_reference
 from privbench.protocol.errors import ValidationError
 from privbench.protocol.metric import Output
 from privbench.results.fingerprints import FOOTNOTE, MARK, other_code
@@ -26,7 +27,6 @@ from privbench.results.pareto import (
     Curve,
     MechanismSummary,
     default_targets,
-    pick_reference,
     rank_rows,
     summarise,
 )
@@ -60,7 +60,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--budget", type=float, action="append", metavar="DELTA",
                    help="distortion budget (repeatable; default: the middle stored Δ); the "
                         "first one ranks the mechanisms")
-    p.add_argument("--reference", help="mechanism label for ratios (default sppm, else optimal)")
+    p.add_argument("--reference", help="mechanism label for ratios (default: the best-ranked mechanism that declares "
+                   "itself a reference, i.e. certifies the optimum; else the first)")
     p.set_defaults(func=run)
 
 

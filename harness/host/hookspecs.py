@@ -1,7 +1,8 @@
 """Hook specifications of the privbench host.
 
-Every hook declares things: it returns classes, and the host creates instances. A
-plugin module implements any subset of them with ``@privbench.hookimpl``. See
+Every ``register_*`` hook but one declares things: it returns classes, and the host
+creates instances; ``privbench_register_commands`` adds to the command line it is handed.
+A plugin module implements any subset of them with ``@privbench.hookimpl``. See
 docs/hooks.md for each hook with an example (a test checks that list matches).
 """
 
@@ -58,4 +59,14 @@ def privbench_register_reporters() -> list[type]:
     """Return result reporter classes (subclasses of ``privbench.Reporter``).
 
     :returns: classes that turn a results store into files.
+    """
+
+
+@hookspec
+def privbench_register_commands(cli: object) -> None:
+    """Add sub-commands to the ``privbench`` command line (as datasette's ``register_commands``).
+
+    :param cli: a :class:`privbench.protocol.commands.CommandLine`; call
+        ``cli.add_command(name, help=...)`` or ``cli.add_benchmark(name, help=...)`` and set
+        the handler with ``parser.set_defaults(func=handler)``.
     """

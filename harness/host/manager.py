@@ -63,6 +63,8 @@ HOOK_KINDS: dict[str, tuple[str, type]] = {
     "privbench_register_reporters": ("reporter", Reporter),
 }
 KINDS = tuple(kind for kind, _ in HOOK_KINDS.values())
+#: hooks that declare no plugin classes
+OTHER_HOOKS = ("privbench_register_commands",)
 
 @contextlib.contextmanager
 def _import_guard() -> Iterator[None]:
@@ -306,6 +308,23 @@ class PluginHost:
                   if impl.plugin_name != plugin_name and not (impl.hookwrapper or impl.wrapper)]
         results = self.pm.subset_hook_caller(hook_name, remove_plugins=others)()
         return [cls for result in results for cls in (result or [])]
+
+    def register_commands(self, cli: Any) -> list[str]:
+        """Let every plugin add its commands to ``cli``; a plugin whose hook fails loses its
+        commands, not the command line. Returns one line per failure."""
+        failures = []
+        hook = self.pm.hook.privbench_register_commands
+        for impl in hook.get_hookimpls():
+            if impl.hookwrapper or impl.wrapper:
+                continue
+            others = [i.plugin for i in hook.get_hookimpls()
+                      if i.plugin_name != impl.plugin_name and not (i.hookwrapper or i.wrapper)]
+            try:
+                self.pm.subset_hook_caller("privbench_register_commands", remove_plugins=others)(cli=cli)
+            except Exception as exc:  # noqa: BLE001 - reported, the other commands stay
+                failures.append(f"plugin {impl.plugin_name}: privbench_register_commands failed: "
+                                f"{type(exc).__name__}: {exc}")
+        return failures
 
     def _by_kind(self, kind: str) -> dict[str, type]:
         return {p.name: p.cls for p in self.plugins()

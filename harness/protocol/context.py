@@ -1,8 +1,10 @@
 """What the host hands a mechanism for one run (``Mechanism.prepare(problem, context)``).
 
-A mechanism never reaches for the plugin host itself: inner mechanisms, the resolved LP
-backend, the user's executor (as ``map_tasks``) and the run's seed all come from here, so
-a mechanism behaves the same under every executor and in tests.
+A mechanism never reaches for the plugin host itself: inner mechanisms, the user's
+executor (as ``map_tasks``) and the run's seed all come from here, so a mechanism behaves
+the same under every executor and in tests. An inner solver (an LP backend) is one of the
+mechanism's parameters, declared in ``plugin_params`` and created through the public API
+(``pb.get_lp_backend(name)``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ class RunContext:
     """The host's side of one run.
 
     :param seed: the run's seed (``None``: the mechanism's own fixed default).
-    :param lp_backend: the LP backend name the run asked for, if any.
     :param mechanism_factory: creates (and checks) another mechanism by name; defaults to
         the host's (registered by ``privbench.api`` at import, as this layer cannot import it).
     :param map_tasks: ``map_tasks(fn, items)`` runs picklable tasks on the user's executor.
@@ -37,7 +38,6 @@ class RunContext:
     """
 
     seed: int | None = None
-    lp_backend: str | None = None
     mechanism_factory: Callable[..., Any] | None = None
     map_tasks: Callable[[Callable[[Any], Any], Iterable[Any]], list[Any]] = _serial_map
     on_progress: Callable[..., None] = field(default=_no_report)

@@ -73,6 +73,9 @@ class Mechanism(Parametrized):
     delta_role: ClassVar[str] = BUDGET
     #: typed problem parts this mechanism needs (the runner skips a run that lacks one)
     needs: ClassVar[tuple[str, ...]] = ()
+    #: rank as the default reference of comparisons (``compare``, reports; lower first):
+    #: mechanisms that certify the optimum declare one; None = never the default reference
+    reference_rank: ClassVar[int | None] = None
 
     def skip(self, problem: PrivacyProblem) -> tuple[bool, str | None]:
         """Return (True, reason) when this mechanism cannot run on ``problem``."""

@@ -39,6 +39,11 @@ class Parametrized:
     extra: ClassVar[str | None] = None
     #: one line for listings
     description: ClassVar[str] = ""
+    #: parameters that name another plugin, by kind (``{"lp_backend": "lp_backend"}``: an
+    #: inner solver): the host checks before any run that the named plugin exists and is
+    #: available, and ``--lp-backend`` / ``lp_backends = [...]`` set the parameter of kind
+    #: ``lp_backend`` of the mechanisms that declare one
+    plugin_params: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def param_names(cls) -> list[str]:

@@ -152,18 +152,15 @@ def distortion_ratio(curve: Curve | tuple[Sequence[float], Sequence[float]],
     return a / b
 
 
-#: mechanisms preferred as the reference of ratios, in order
-REFERENCE_ORDER = ("sppm", "optimal")
-
-
 def default_targets(prior_bits: float) -> list[float]:
     """Leakage targets when none are given: a quarter and a tenth of I(A; B)."""
     return [float(f"{prior_bits * f:.3g}") for f in (0.25, 0.1)]
 
 
-def pick_reference(labels: Sequence[str]) -> str | None:
-    """The mechanism other curves are compared with: sppm, else optimal, else the first."""
-    for name in REFERENCE_ORDER:
+def pick_reference(labels: Sequence[str], preferred: Sequence[str] = ()) -> str | None:
+    """The curve other curves are compared with: the first mechanism of ``preferred`` (names,
+    in order) that has a label, else the first label."""
+    for name in preferred:
         for label in sorted(labels):
             if label == name or label.startswith(name + "["):
                 return label

@@ -19,7 +19,9 @@ from privbench.protocol.errors import PluginError, PrivbenchError, ValidationErr
 from privbench.running.problems import load_problem
 from privbench.running.specs import RunSpec, parse_spec
 
-LP_PARAM = "lp_backend"
+#: the plugin kind ``--lp-backend`` / ``lp_backends = [...]`` fill in (a convenience: each
+#: mechanism declares which parameter names its LP backend, ``plugin_params``)
+LP_KIND = "lp_backend"
 #: runs a sweep may expand to unless the user raises the limit
 DEFAULT_MAX_RUNS = 100_000
 
@@ -187,9 +189,10 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
               ) -> list[RunSpec]:
     """Expand the grid mechanisms x datasets x deltas x seeds (x LP backends).
 
-    LP backends apply to mechanisms that take an ``lp_backend`` parameter; with
+    LP backends apply to mechanisms with a parameter of that kind (``plugin_params``); with
     ``strict_lp`` (``privbench run --lp-backend``) naming one for another mechanism is
-    an error. With ``load_datasets`` each dataset is loaded once (:func:`check_dataset`).
+    an error. Every parameter naming a plugin is checked against the host. With
+    ``load_datasets`` each dataset is loaded once (:func:`check_dataset`).
     """
     check_grid_size(spec)
     host = get_host()
@@ -203,20 +206,21 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
     if not deltas:
         raise ValidationError("no budget given; pass --delta X (one or more)")
     for backend in spec.lp_backends:
-        host.get("lp_backend", backend)
+        host.get(LP_KIND, backend)
     check_metrics(spec)
     mechanisms: list[tuple[str, dict[str, Any]]] = []
     for text in spec.mechanisms:
         name, params = parse_spec(text, what="mechanism")
         cls = host.get("mechanism", name)
-        takes_lp = LP_PARAM in cls.param_names()
-        if spec.lp_backends and not takes_lp and strict_lp:
+        lp_param = next((p for p, kind in cls.plugin_params.items() if kind == LP_KIND), None)
+        if spec.lp_backends and lp_param is None and strict_lp:
             raise ValidationError(f"mechanism {name!r} does not use an LP backend (--lp-backend)")
-        if LP_PARAM in params:
-            host.get("lp_backend", str(params[LP_PARAM]))
+        for param, kind in cls.plugin_params.items():
+            if param in params:
+                host.get(kind, str(params[param]))
         variants = [params]
-        if takes_lp and spec.lp_backends and LP_PARAM not in params:
-            variants = [{**params, LP_PARAM: b} for b in spec.lp_backends]
+        if lp_param is not None and spec.lp_backends and lp_param not in params:
+            variants = [{**params, lp_param: b} for b in spec.lp_backends]
         for variant in variants:
             cls.create(**variant)  # parameter names, types and check_params
             mechanisms.append((name, variant))

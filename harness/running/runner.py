@@ -157,8 +157,7 @@ def _skip_reason(mechanism: Mechanism, problem: PrivacyProblem) -> str | None:
 def _solve(mechanism: Mechanism, problem: PrivacyProblem, delta: float, spec: RunSpec,
            record: dict[str, Any], on_progress: Progress | None) -> MechanismResult:
     """prepare once (untimed), then ``spec.repeat`` timed runs; timings into ``record``."""
-    context = RunContext(seed=spec.seed, lp_backend=spec.mechanism_params.get("lp_backend"),
-                         on_progress=on_progress or (lambda **fields: None))
+    context = RunContext(seed=spec.seed, on_progress=on_progress or (lambda **fields: None))
     started = time.perf_counter()
     with plugin_code(f"mechanism {spec.mechanism!r}"):
         mechanism.prepare(problem, context)

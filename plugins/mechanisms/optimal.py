@@ -40,6 +40,7 @@ class Optimal(pb.MappingMechanism):
     """Exact optimum of problem (1) with cvxpy; dense n x n, for n <= ``max_n``."""
 
     name = "optimal"
+    reference_rank = 1  # exact, but small alphabets only
     description = "exact convex program (1) via cvxpy (Clarabel); small alphabets only"
     requirements = ("cvxpy",)
     extra = "cvxpy"

@@ -68,6 +68,8 @@ class SPPM(pb.MappingMechanism):
     """
 
     name = "sppm"
+    reference_rank = 0  # certified to its gap at every size: the default reference
+    plugin_params = {"lp_backend": "lp_backend"}  # the restricted master's solver
     description = "SPPM: Frank-Wolfe + column generation, certified gap (gap_bits)"
     test_parameters = {"iterations": [30], "lp_backend": ["mckp", "highs"]}
 
@@ -209,3 +211,11 @@ def _own_arrays(problem: pb.PrivacyProblem) -> pb.PrivacyProblem:
 @pb.hookimpl
 def privbench_register_mechanisms() -> list[type]:
     return [SPPM]
+
+
+@pb.hookimpl
+def privbench_register_commands(cli) -> None:
+    """``privbench benchmark sppm`` (imported only when the command line is built)."""
+    from privbench.plugins.mechanisms._sppm.benchmark_cmd import add_parser
+
+    add_parser(cli)

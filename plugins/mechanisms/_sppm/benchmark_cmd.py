@@ -1,5 +1,7 @@
 """``privbench benchmark sppm``: SPPM's time to a certified gap, per alphabet size and LP backend.
 
+The sppm plugin contributes this command through ``privbench_register_commands``.
+
 For each m (synthetic data, n = 2^m symbols, Δ = 2^(m-8)) and each ``--dataset`` (with
 ``--delta``) it runs SPPM with every requested LP backend and prints wall time,
 Frank-Wolfe iterations, the certified gap, I(A; B̂), the process's peak memory and
@@ -14,16 +16,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from privbench.api import get_mechanism, load_dataset
-from privbench.host.manager import get_host
-from privbench.protocol.errors import ValidationError
+import privbench as pb
+from privbench import ValidationError, get_mechanism, load_dataset
+from privbench.protocol.commands import CommandLine
 from privbench.protocol.information import mutual_information
-from privbench.results.store import ResultStore
-from privbench.running.resources import ResourceMeter
-from privbench.running.runner import execute_run
-from privbench.running.specs import RunSpec, parse_spec
+
+if TYPE_CHECKING:
+    from privbench import ResultStore
 
 #: the targets (seconds, peak MiB or None) for the synthetic data up to m = 12, 14, 16
 #: (smaller alphabets get the next one's), and for any --dataset run
@@ -35,10 +36,9 @@ def synthetic_target(m: int) -> tuple[float, float | None] | None:
     return next(((s, mb) for top, s, mb in SYNTHETIC_TARGETS if m <= top), None)
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("benchmark", help="time SPPM to a certified gap per alphabet size",
-                       description=__doc__.split("\n\n")[1].replace("\n", " "))
-    p.add_argument("target", choices=["sppm"], help="what to benchmark")
+def add_parser(cli: CommandLine) -> None:
+    p = cli.add_benchmark("sppm", help="time SPPM to a certified gap per alphabet size",
+                          description=__doc__.split("\n\n")[2].replace("\n", " "))
     p.add_argument("--m", type=int, action="append", default=None,
                    help="synthetic alphabet exponent, n = 2^m (repeatable; default 8 10 12 "
                         "unless --dataset is given)")
@@ -78,7 +78,7 @@ def bench_exact(m: int) -> dict[str, Any]:
     """The dense convex program (1) on the synthetic data: the reference SPPM scales past."""
     problem = load_dataset("synthetic", m=m)
     mech = get_mechanism("optimal", max_n=problem.n)
-    with ResourceMeter() as meter:
+    with pb.ResourceMeter() as meter:
         res = mech.solve(problem, 2.0 ** (m - 8))
     return {"problem": f"synthetic:m={m}", "n": problem.n, "delta": 2.0 ** (m - 8),
             "solver": "optimal (cvxpy, dense)", "time_s": meter.runtime_s,
@@ -93,7 +93,7 @@ def sppm_params(backend: str, args: argparse.Namespace) -> dict[str, Any]:
                   threads=args.threads, prune_after=args.prune_after, rounds=args.rounds,
                   handover=args.handover, warmup=args.warmup)
     get_mechanism("sppm", **params)  # create() runs check_params: a bad option exits 2
-    get_host().get("lp_backend", backend)  # an unknown or unavailable backend too
+    pb.get_lp_backend(backend)  # an unknown or unavailable backend too
     return params
 
 
@@ -104,10 +104,10 @@ _STATS = ("iterations", "columns", "lp_solves", "time_pricing_s", "time_lp_s",
 def bench_one(label: str, delta: float, backend: str, args: argparse.Namespace,
               target: tuple[float, float | None] | None, store: ResultStore | None) -> dict[str, Any]:
     """One SPPM run through the runner; the row of the table from its record."""
-    dataset, dataset_params = parse_spec(label, what="dataset")
-    spec = RunSpec(mechanism="sppm", mechanism_params=sppm_params(backend, args), dataset=dataset,
+    dataset, dataset_params = pb.parse_spec(label, what="dataset")
+    spec = pb.RunSpec(mechanism="sppm", mechanism_params=sppm_params(backend, args), dataset=dataset,
                    dataset_params=dataset_params, delta=delta)
-    record = execute_run(spec)
+    record = pb.execute_run(spec)
     if store is not None:
         store.add(record, sweep_id="benchmark")
     if record["status"] != "ok":
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             f"{'lp':>7} {'lsearch':>7} {'polish':>7}" + ("  target" if args.targets else ""))
     if not args.json:
         print(head)
-    store = ResultStore(args.db) if args.db else None
+    store = pb.ResultStore(args.db) if args.db else None
     for label, delta, target in _problems(args):
         for backend in backends:
             r = bench_one(label, delta, backend, args, target if args.targets else None, store)
@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
                   f"{r['time_s']:>8.2f} {'':>6} {'':>9} {r['mi_bits']:>8.5f} "
                   f"{r['peak_rss_mb']:>8.1f}  (dense cvxpy, {r['status']})", flush=True)
     if args.plot:
-        from privbench.plugins.reporters.scaling_figure import sppm_scaling_figure
+        from privbench.plugins.mechanisms._sppm.scaling_figure import sppm_scaling_figure
 
         sppm_scaling_figure(rows, exact_rows, args.plot)
         if not args.json:
