@@ -203,7 +203,18 @@ def sample_alphabet(codes: np.ndarray, private: np.ndarray, n_private: int,
 
 class RowSampledMixin:
     """``check_params`` and ``sampling()`` for the adapters that take the sampling
-    parameters (their ``__init__`` stores them under the names of :data:`DEFAULTS`)."""
+    parameters (their ``__init__`` stores them under the names of :data:`DEFAULTS`).
+
+    Parameters
+    ----------
+    holdout : hold out this fraction of the users (0 <= F < 1), stratified by A; the
+        prior and the alphabet come from the others.
+    holdout_seed : the seed of the held-out split and of ``design_fraction``'s draw.
+    design_fraction : design from this fraction of the design users only (0 < F <= 1).
+    prior : ``empirical`` (the design users' joint) or ``smoothed`` (plus ``smoothing``
+        pseudo-users in every cell).
+    smoothing : pseudo-users added to every (a, b) cell when ``prior=smoothed``.
+    """
 
     def sampling(self) -> RowSampling:
         return RowSampling.of(self)

@@ -11,7 +11,9 @@ on the numeric values (bucketed columns use their bucket midpoints). Missing val
 (``missing=keep``, Hamming only) or are an error (``missing=error``).
 
 Example: ``privbench run -m expmec -d csv:path=people.csv,private=income,
-public=[age;education],bins=age:4,top_k=50 --delta 0.5``.
+public=[age,education],bins=age:4,top_k=50 --delta 0.5``. On the command line a list is
+written in brackets, its items separated by commas or semicolons (``public=[region,age,diet]``
+or ``public=[region;age;diet]``); in a sweep file it is a TOML string of the same form.
 """
 
 from __future__ import annotations
@@ -88,6 +90,26 @@ def _bins(value: Any, public: list[str]) -> dict[str, int]:
 
 
 class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
+    """A table of users, one per row, with a header row naming the columns.
+
+    Parameters
+    ----------
+    path : the file (required).
+    private : the column to protect (at least two values).
+    public : the released columns, a list: ``public=[region,age,diet]`` (default: every
+        column but ``private``).
+    bins : bucket numeric public columns: ``bins=5`` for all of them, or per column
+        ``bins=[age:4,hours:3]``.
+    bin_strategy : ``quantile`` (equal counts) or ``uniform`` (equal widths) buckets.
+    top_k : keep the K most frequent public profiles, or ``all``.
+    distortion : ``hamming`` (differing columns), or ``l1``, ``l2``, ``sq_l2`` on the
+        numeric values (bucket midpoints).
+    missing : empty/NA/? values ``drop`` the row, are a value of their own (``keep``,
+        Hamming only) or an ``error``.
+    sep : the field separator (``tab`` for tab-separated files).
+    encoding : the file's text encoding.
+    """
+
     name = "csv"
     description = "your own table: a private column, public columns, a distortion"
     source = "a delimited text file you provide (path=...)"

@@ -22,7 +22,41 @@ from privbench.protocol.mechanism import MAPPING, RECORDS, Mechanism, MechanismR
 from privbench.protocol.problem import PrivacyProblem
 from privbench.running.problems import freeze, run_view
 
-__all__ = ["check_mechanism", "small_problems"]
+__all__ = ["INVARIANTS", "InvariantError", "check_mechanism", "invariants_of", "small_problems"]
+
+#: every invariant ``check_mechanism`` asserts: name -> what it means
+INVARIANTS: dict[str, str] = {
+    "lifecycle": "create, check_params, skip, prepare and run complete on every case",
+    "read-only problem": "run never writes into the problem it is given",
+    "result kind": "run returns a MechanismResult of the declared output kind",
+    "column-stochastic mapping": "(n, n), finite, non-negative, every column sums to 1 "
+                                 "(within 1e-9)",
+    "budget": "E[d(B, B̂)] <= Δ (checked when the mechanism promises it: respects_budget)",
+    "data processing": "0 <= I(A; B̂) <= I(A; B)",
+    "records": "a record mechanism returns released records",
+    "selection": "a selection mechanism returns a non-empty selection",
+}
+
+
+class InvariantError(AssertionError):
+    """A broken invariant; ``invariant`` is its name in :data:`INVARIANTS`."""
+
+    def __init__(self, invariant: str, message: str) -> None:
+        super().__init__(message)
+        self.invariant = invariant
+
+
+def _require(ok: bool, invariant: str, message: str) -> None:
+    if not ok:
+        raise InvariantError(invariant, message)
+
+
+def invariants_of(cls: type[Mechanism]) -> list[str]:
+    """The invariants ``check_mechanism`` asserts for a mechanism of ``cls``'s kind."""
+    common = ["lifecycle", "read-only problem", "result kind"]
+    if cls.output == MAPPING:
+        return [*common, "column-stochastic mapping", "budget", "data processing"]
+    return [*common, "records" if cls.output == RECORDS else "selection"]
 
 
 def small_problems(seed: int = 0) -> list[PrivacyProblem]:
@@ -74,28 +108,39 @@ def _check_mapping(where: str, mech: Mechanism, problem: PrivacyProblem, delta: 
     try:
         X = validate_mapping(result.mapping, problem.n)
     except PrivbenchError as exc:
-        raise AssertionError(f"{where}: {exc}") from None
+        raise InvariantError("column-stochastic mapping", f"{where}: {exc}") from None
     mi = M.mutual_information(problem, X)
     dist = M.expected_distortion(problem, X)
-    assert mi >= -atol_bits, f"{where}: I(A;B̂) = {mi} < 0"
-    assert mi <= problem.prior_mi_bits + atol_bits, (
-        f"{where}: I(A;B̂) = {mi} exceeds I(A;B) = {problem.prior_mi_bits} (data processing)")
+    _require(mi >= -atol_bits, "data processing", f"{where}: I(A;B̂) = {mi} < 0")
+    _require(mi <= problem.prior_mi_bits + atol_bits, "data processing",
+             f"{where}: I(A;B̂) = {mi} exceeds I(A;B) = {problem.prior_mi_bits} (data processing)")
+    checked = ["column-stochastic mapping", "data processing"]
     if getattr(mech, "respects_budget", False):
-        assert dist <= delta + 1e-9 * max(1.0, delta), f"{where}: E[d] = {dist} exceeds the budget"
-    return {"mi_bits": mi, "distortion": dist}
+        _require(dist <= delta + 1e-9 * max(1.0, delta), "budget",
+                 f"{where}: E[d] = {dist} exceeds the budget")
+        checked.append("budget")
+    return {"mi_bits": mi, "distortion": dist, "invariants": checked}
 
 
 def _check_result(where: str, mech: Mechanism, problem: PrivacyProblem, delta: float,
                   result: Any, atol_bits: float) -> dict[str, Any]:
-    assert isinstance(result, MechanismResult), f"{where}: run() returned {type(result).__name__}"
-    assert result.kind == mech.output, f"{where}: result kind {result.kind!r}, declared {mech.output!r}"
+    _require(isinstance(result, MechanismResult), "result kind",
+             f"{where}: run() returned {type(result).__name__}")
+    _require(result.kind == mech.output, "result kind",
+             f"{where}: result kind {result.kind!r}, declared {mech.output!r}")
     if mech.output == MAPPING:
-        return _check_mapping(where, mech, problem, delta, result, atol_bits)
-    if mech.output == RECORDS:
-        assert result.records is not None, f"{where}: a record mechanism returned no records"
-        return {}
-    assert result.selection, f"{where}: a selection mechanism returned an empty selection"
-    return {}
+        summary = _check_mapping(where, mech, problem, delta, result, atol_bits)
+    elif mech.output == RECORDS:
+        _require(result.records is not None, "records",
+                 f"{where}: a record mechanism returned no records")
+        summary = {"invariants": ["records"]}
+    else:
+        _require(bool(result.selection), "selection",
+                 f"{where}: a selection mechanism returned an empty selection")
+        summary = {"invariants": ["selection"]}
+    summary["invariants"] = ["lifecycle", "read-only problem", "result kind",
+                             *summary["invariants"]]
+    return summary
 
 
 def check_mechanism(cls: type[Mechanism], params: dict[str, Any] | None = None, *,
@@ -109,8 +154,11 @@ def check_mechanism(cls: type[Mechanism], params: dict[str, Any] | None = None, 
     (n, n), non-negative, column-stochastic, within the budget when promised, and obey
     0 <= I(A; B̂) <= I(A; B); record and selection mechanisms must return their kind.
 
-    :returns: one summary dict per (parameters, problem, Δ) checked.
-    :raises AssertionError: naming the parameters, problem, Δ and the broken invariant.
+    :returns: one summary dict per (parameters, problem, Δ) checked, with the names of
+        the invariants checked on it (``invariants``, keys of :data:`INVARIANTS`).
+    :raises InvariantError: (an ``AssertionError``) naming the parameters, problem, Δ and
+        the broken invariant. An exception of the mechanism itself propagates as raised
+        (``ValueError: assignment destination is read-only`` for a write into the problem).
     """
     summaries = []
     for params_set in _grid(cls, params):
@@ -127,5 +175,5 @@ def check_mechanism(cls: type[Mechanism], params: dict[str, Any] | None = None, 
                 summaries.append({"params": params_set, "problem": problem.name, "delta": delta,
                                   **summary})
     if not summaries:
-        raise AssertionError(f"{cls.name} skipped every check problem")
+        raise InvariantError("lifecycle", f"{cls.name} skipped every check problem")
     return summaries

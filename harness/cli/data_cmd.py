@@ -97,6 +97,15 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parameter_lines(cls: type, values: dict[str, Any]) -> str:
+    """``name = value  help`` a line (the help from the class docstrings)."""
+    from privbench.host.describe import first_sentence, parameter_docs
+
+    docs = parameter_docs(cls)
+    return "\n".join(f"{k} = {v!r}" + (f"  {first_sentence(docs[k])}" if docs.get(k) else "")
+                     for k, v in values.items())
+
+
 def run_info(args: argparse.Namespace) -> int:
     adapter = _adapter(args.name)
     data = _plain(adapter.info())
@@ -107,6 +116,7 @@ def run_info(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=1))
         return status
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console()
@@ -116,8 +126,11 @@ def run_info(args: argparse.Namespace) -> int:
     files = data.pop("files", None)
     looked = data.pop("looked_in", None)
     for key, value in data.items():
-        text = value if isinstance(value, str) else json.dumps(value)
-        table.add_row(key, text)
+        if key == "parameters" and isinstance(value, dict):
+            text = _parameter_lines(type(adapter), value)
+        else:
+            text = value if isinstance(value, str) else json.dumps(value)
+        table.add_row(escape(key), escape(text))
     console.print(table)
     if isinstance(files, dict):
         if files.get("found"):

@@ -105,7 +105,8 @@ RUNNER_OUTPUTS: tuple[Output, ...] = (
 #: metric, defined here so that views of the store (the default of ``compare`` and the
 #: trade-off figures) read it the same way without loading plugins
 LEAKAGE_OUTPUT = Output("mi_bits", "bits", "lower", "mutual information I(A; B̂)",
-                        "Salamatian et al., SPPM, GlobalSIP 2013", convex=True)
+                        "Calmon and Fawaz, Privacy against statistical inference, Allerton 2012",
+                        convex=True)
 
 
 def unknown_needs(needs: frozenset[str] | set[str] | tuple[str, ...]) -> list[str]:

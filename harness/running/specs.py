@@ -11,7 +11,12 @@ from privbench.protocol.plugin import format_label
 
 
 def parse_value(text: str) -> Any:
-    """'3' -> 3, '0.5' -> 0.5, 'true' -> True, 'none' -> None, '[1,2]' -> [1, 2], else str."""
+    """'3' -> 3, '0.5' -> 0.5, 'true' -> True, 'none' -> None, '[1,2]' -> [1, 2], else str.
+
+    A bracketed list's items are separated by commas or semicolons and parsed the same
+    way: ``[region,age,diet]`` -> ['region', 'age', 'diet'], ``[a;b]`` -> ['a', 'b'],
+    ``[[a,b],[c]]`` -> [['a', 'b'], ['c']]; JSON (``["a", 1]``) is read as JSON.
+    """
     s = text.strip()
     low = s.lower()
     if low in ("true", "yes"):
@@ -29,18 +34,21 @@ def parse_value(text: str) -> Any:
         try:
             return json.loads(s)
         except json.JSONDecodeError:
-            return [parse_value(x) for x in s[1:-1].split(";") if x.strip()]
+            items = [item for part in _split_top_level(s[1:-1])
+                     for item in _split_top_level(part, sep=";")]
+            return [parse_value(x) for x in items if x.strip()]
     return s
 
 
-def _split_top_level(text: str) -> list[str]:
+def _split_top_level(text: str, sep: str = ",") -> list[str]:
+    """``text`` split at ``sep`` outside brackets."""
     parts, depth, current = [], 0, []
     for ch in text:
         if ch in "[(":
             depth += 1
         elif ch in "])":
             depth -= 1
-        if ch == "," and depth == 0:
+        if ch == sep and depth == 0:
             parts.append("".join(current))
             current = []
         else:
