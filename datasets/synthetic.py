@@ -1,4 +1,4 @@
-"""The SPPM paper's toy example (section 2) and seeded random problems for tests.
+"""The SPPM paper's toy example (section 2); seeded random problems are ``random`` (random_problem.py).
 
 ``synthetic``: A ∈ {0, 1} uniform, B ∈ {1, ..., 2^m}; B <= 2^(m-1) iff A = 0, uniform
 within each half, so B determines A and I(A; B) = 1 bit. Distortion (b - b̂)^2.

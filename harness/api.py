@@ -19,6 +19,7 @@ def get_mechanism(name: str, **params: Any) -> Mechanism:
 
 
 def get_dataset(name: str, **params: Any) -> DatasetAdapter:
+    """Create data set adapter ``name`` with its parameters (checked); ``.load()`` builds the problem."""
     cls = get_host().get("dataset", name)
     return cls.create(**params)  # type: ignore[return-value]
 
@@ -29,6 +30,7 @@ def load_dataset(name: str, **params: Any) -> PrivacyProblem:
 
 
 def get_lp_backend(name: str, **options: Any) -> Any:
+    """Create LP backend ``name`` with its options; a PluginError says why an unknown or unavailable one cannot be."""
     cls = get_host().get("lp_backend", name)
     return cls.create(**options)
 

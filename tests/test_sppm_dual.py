@@ -1,4 +1,4 @@
-"""SPPM's dual mode: smoothed dual ascent on V with exact pricing (``_sppm.smoothed_dual``)."""
+"""SPPM's dual mode: smoothed dual ascent on V with exact pricing (``_sppm.dual_mode``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import scipy.optimize as so
 
 import privbench as pb
-from privbench.plugins.mechanisms._sppm.smoothed_dual import RestrictedDual
+from privbench.plugins.mechanisms._sppm.dual_mode import RestrictedDual
 from privbench.protocol.information import mutual_information
 
 from .test_sppm import OPT_TOL, check_mapping, perfect_privacy_budget

@@ -331,21 +331,27 @@ class PluginHost:
                 if p.kind == kind and p.status == "ok" and p.cls is not None}
 
     def mechanisms(self) -> dict[str, type[Mechanism]]:
+        """Every available (status ``ok``) mechanism class, by name."""
         return self._by_kind("mechanism")
 
     def lp_backends(self) -> dict[str, type[LPBackend]]:
+        """Every available (status ``ok``) LP backend class, by name."""
         return self._by_kind("lp_backend")
 
     def datasets(self) -> dict[str, type[DatasetAdapter]]:
+        """Every available (status ``ok``) data set adapter class, by name."""
         return self._by_kind("dataset")
 
     def metrics(self) -> dict[str, type[Metric]]:
+        """Every available (status ``ok``) metric class, by name."""
         return self._by_kind("metric")
 
     def executors(self) -> dict[str, type[Executor]]:
+        """Every available (status ``ok``) executor class, by name."""
         return self._by_kind("executor")
 
     def reporters(self) -> dict[str, type[Reporter]]:
+        """Every available (status ``ok``) reporter class, by name."""
         return self._by_kind("reporter")
 
     def outputs(self) -> dict[str, Output]:

@@ -14,15 +14,23 @@ from privbench.protocol.problem import PrivacyProblem
 
 
 class DatasetAdapter(Parametrized):
+    """A data set: its parameters select and shape the data; :meth:`load` builds the problem.
+
+    Subclasses set ``name`` and, for listings and ``privbench data info``, ``description``,
+    ``source``, ``licence`` and ``citation``; raise :class:`privbench.DataError` for data
+    that cannot be read, naming the file and what was expected.
+    """
     kind: ClassVar[str] = "dataset"
     source: ClassVar[str] = ""
     licence: ClassVar[str] = ""
     citation: ClassVar[str] = ""
 
     def load(self) -> PrivacyProblem:
+        """Build the :class:`PrivacyProblem` (prior, distortion, typed parts) this adapter describes."""
         raise NotImplementedError
 
     def info(self) -> dict[str, Any]:
+        """What ``privbench data info`` prints: name, description, source, licence, citation, parameters."""
         return {
             "name": self.name,
             "description": self.description,

@@ -62,6 +62,7 @@ class Distortion(ABC):
         return self.block(idx, idx)
 
     def diagonal(self) -> np.ndarray:
+        """d(b, b) for every symbol b, length n (0 for a distance)."""
         idx = np.arange(self.n)
         return self.pairs(idx, idx)
 

@@ -27,6 +27,10 @@ class Executor(Parametrized):
     def map_runs(
         self, specs: Iterable[dict[str, Any]], *, timeout: float | None
     ) -> Iterator[dict[str, Any]]:
+        """Run every spec (a :meth:`RunSpec.to_dict` dict) and yield one record per run as
+        it finishes, in any order; never raise for a run's own failure (use
+        ``pb.execute_run``, which records it, and ``pb.failed_record`` for a run that
+        produced none, e.g. a dead worker or a ``timeout`` in seconds enforced from outside)."""
         raise NotImplementedError
 
     def map_tasks(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
@@ -45,4 +49,6 @@ class Reporter(Parametrized):
     kind: ClassVar[str] = "reporter"
 
     def report(self, db_path: Path, out_dir: Path) -> Path:
+        """Read the results store ``db_path`` (never write it) and write files under
+        ``out_dir``; return the main file (e.g. ``index.html``)."""
         raise NotImplementedError

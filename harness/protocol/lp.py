@@ -108,6 +108,8 @@ class LPBackend(Parametrized):
         raise NotImplementedError
 
     def solve(self) -> LPSolution:
+        """Solve the current master to optimality: the primal values of the columns and the
+        duals λ (budget row, <= 0) and μ_j (simplex rows), in the module's sign convention."""
         raise NotImplementedError
 
     def solve_lp(self, lp: LinearProgram) -> LPResult:

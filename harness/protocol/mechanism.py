@@ -1,6 +1,6 @@
 """Mechanism base classes and the result they return.
 
-Three kinds share one protocol (DESIGN.md, "The mechanism kinds"):
+Three kinds share one protocol (docs/hooks.md, "The mechanism lifecycle"):
 
 * ``MappingMechanism`` returns a mapping X (scipy.sparse, n x n, column-stochastic,
   X[i, j] = p(b̂_i | b_j));
@@ -50,6 +50,7 @@ class MechanismResult:
 
     @property
     def gap_bits(self) -> float | None:
+        """The mechanism's certified optimality gap in bits (``stats["gap_bits"]``), or None."""
         return self.stats.get("gap_bits")
 
 
@@ -118,17 +119,25 @@ class Mechanism(Parametrized):
 
 
 class MappingMechanism(Mechanism):
+    """A mechanism that releases a mapping p(b̂ | b): an n x n column-stochastic matrix
+    whose expected distortion is at most Δ (``respects_budget``; else the run is ``invalid``)."""
     output: ClassVar[str] = MAPPING
     #: the mapping meets E[d(B, B̂)] <= Δ; the runner marks a breach as ``invalid``
     respects_budget: ClassVar[bool] = True
 
     def result(self, mapping: Any, **stats: Any) -> MechanismResult:
+        """The result of a run: ``mapping`` (dense or scipy sparse, n x n) as a CSC array,
+        and the run's ``stats`` (stored under ``metrics``; ``gap_bits`` is its certificate)."""
         return MechanismResult(kind=MAPPING, mapping=sp.csc_array(mapping), stats=stats)
 
 
 class RecordMechanism(Mechanism):
+    """A mechanism that releases records (``MechanismResult.records``, and optionally a
+    ``transform`` for new rows), e.g. noise on features; attack metrics read them."""
     output: ClassVar[str] = RECORDS
 
 
 class SelectionMechanism(Mechanism):
+    """A mechanism that releases a ranked selection of attribute subsets
+    (``MechanismResult.selection``), e.g. the trade-off model."""
     output: ClassVar[str] = SELECTION

@@ -115,6 +115,8 @@ def unknown_needs(needs: frozenset[str] | set[str] | tuple[str, ...]) -> list[st
 
 
 class Metric(Parametrized):
+    """A measurement of one run: declares what it ``needs`` and the ``outputs`` it fills,
+    and computes them from the problem and the mechanism's result (see the module)."""
     kind: ClassVar[str] = "metric"
     needs: ClassVar[frozenset[str]] = frozenset({"problem"})
     #: computed for every run that meets ``needs``
@@ -124,6 +126,8 @@ class Metric(Parametrized):
     outputs: ClassVar[tuple[Output, ...]] = ()
 
     def applies(self, problem: PrivacyProblem, result: MechanismResult | None) -> bool:
+        """True when the result and the problem's parts meet every one of ``needs``
+        (override to add a condition, e.g. a size limit, calling ``super().applies``)."""
         have = {"problem"}
         if result is not None:
             if result.mapping is not None:
@@ -145,4 +149,6 @@ class Metric(Parametrized):
         delta: float,
         seed: int | None = None,
     ) -> dict[str, Any]:
+        """Return a flat dict of plain-data values, one per declared output the run
+        produces; keys that are record fields (``mi_bits``, ``distortion``) fill them."""
         raise NotImplementedError

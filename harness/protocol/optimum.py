@@ -56,6 +56,7 @@ class Bound:
     source: str = ""
 
     def as_dict(self) -> dict[str, Any]:
+        """The bound as plain data (distortion, lower_bits, upper_bits, source), e.g. for JSON."""
         return {"distortion": self.distortion, "lower_bits": self.lower_bits,
                 "upper_bits": self.upper_bits, "source": self.source}
 

@@ -51,6 +51,7 @@ class Part:
     """Base of the parts: :meth:`for_run` is the copy one run receives."""
 
     def for_run(self) -> Part:
+        """A copy whose arrays are read-only: what one run receives, so no run changes another's."""
         return dataclasses.replace(self, **{f.name: _readonly(getattr(self, f.name))
                                             for f in dataclasses.fields(self)})  # type: ignore[arg-type]
 
@@ -120,6 +121,7 @@ class Holdout(Part):
 
     @property
     def n_users(self) -> int:
+        """Number of held-out records."""
         return int(len(self.records))
 
     @property

@@ -47,6 +47,7 @@ class Parametrized:
 
     @classmethod
     def param_names(cls) -> list[str]:
+        """The parameters ``__init__`` accepts by keyword, in order (what ``create`` allows)."""
         sig = inspect.signature(cls.__init__)
         return [
             p.name
@@ -56,6 +57,7 @@ class Parametrized:
 
     @classmethod
     def param_defaults(cls) -> dict[str, Any]:
+        """The default of every parameter that has one, by name."""
         sig = inspect.signature(cls.__init__)
         return {
             p.name: p.default
@@ -129,6 +131,7 @@ class Parametrized:
             raise error(f'Error creating {cls.kind or "plugin"} "{cls.name}": {exc}') from exc
 
     def get_params(self) -> dict[str, Any]:
+        """The parameters this instance was created with (read back from its attributes)."""
         return {k: getattr(self, k) for k in self.param_names() if hasattr(self, k)}
 
     def __repr__(self) -> str:

@@ -153,6 +153,7 @@ class PrivacyProblem:
 
     @property
     def n_private(self) -> int:
+        """|A|, the number of private values (rows of the joint)."""
         return self.joint.shape[0]
 
     @cached_property

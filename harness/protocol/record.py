@@ -1,6 +1,6 @@
 """The run record's fields, declared once: name, SQL type, in output order.
 
-The runner fills records with these fields (DESIGN.md contract), the store derives its
+The runner fills records with these fields (the CLI's ``--json`` contract), the store derives its
 ``runs`` columns from them, and ``--json`` prints them in this order.
 """
 

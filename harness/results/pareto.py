@@ -47,6 +47,8 @@ class Curve:
     @classmethod
     def from_points(cls, distortion: Iterable[float], leakage: Iterable[float], *,
                     higher: bool = False, interpolate: bool = True) -> Curve:
+        """The curve of measured (distortion, leakage) points: their Pareto front (``higher``:
+        for an output where a higher value is more private), interpolated between points."""
         d, i = pareto_front(distortion, leakage, higher=higher)
         return cls(d, i, higher, interpolate)
 

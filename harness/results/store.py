@@ -129,6 +129,7 @@ class ResultStore:
         self.close()
 
     def close(self) -> None:
+        """Close the connection; the store is unusable afterwards."""
         self.conn.close()
 
     def add(self, record: dict[str, Any], *, sweep_id: str | None = None) -> int:
@@ -198,6 +199,7 @@ class ResultStore:
             self.conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
 
     def done_keys(self, statuses: Iterable[str] = FINAL_STATUSES) -> set[str]:
+        """The run keys with a stored record in one of ``statuses`` (what ``--resume`` skips)."""
         statuses = tuple(statuses)
         marks = ",".join("?" for _ in statuses)
         rows = self.conn.execute(
@@ -215,6 +217,7 @@ class ResultStore:
         return df
 
     def count(self) -> int:
+        """Number of stored rows (every attempt of every run)."""
         return int(self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
 
 

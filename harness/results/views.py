@@ -1,6 +1,6 @@
 """Read-only views of the results store shared by ``privbench report`` and ``compare``.
 
-Reports only read SQLite (DESIGN.md, "one direction"); this module turns the ``runs``
+Reports only read the store, never write it; this module turns the ``runs``
 table into a DataFrame with two derived columns: ``label`` (the mechanism with the
 parameters the user gave, e.g. ``sppm[L=100]``, which names a curve) and ``instance``
 (the data set as loaded, e.g. ``census[top_k=300]``, which names a section).

@@ -108,6 +108,7 @@ class RunSpec:
                 f"seed={self.seed}")
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data (lists for tuples): what executors ship to workers."""
         data = asdict(self)
         data["metrics"] = list(self.metrics)
         data["skip_metrics"] = list(self.skip_metrics)
@@ -115,6 +116,7 @@ class RunSpec:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSpec:
+        """The spec of :meth:`to_dict`'s dict."""
         data = dict(data)
         data["metrics"] = tuple(data.get("metrics") or ())
         data["skip_metrics"] = tuple(data.get("skip_metrics") or ())

@@ -16,7 +16,7 @@ min by at most τ log n, and whose maximiser tends to LB's as τ -> 0. L-BFGS-B 
 it over the decoder logits and log ν at decreasing τ (continuation, each stage warm
 started from the last).
 
-This is SPPM's ``dual`` mode (``_sppm.smoothed_dual``) without its active set: no
+This is SPPM's ``dual`` mode (``_sppm.dual_mode``) without its active set: no
 Frank-Wolfe warm-up and no column generation, the soft-min runs densely over every pair
 (numba, O(|A| n²) per evaluation, parallel over inputs). That costs n² per evaluation
 but needs no pricing and never misses a pair; hence ``max_n``.

@@ -6,7 +6,7 @@ value ``x[k]`` = X[i, j]. Everything here is O(|A| (n + |V|)); no n x n array.
 Costs come from a *decoder* r(a | b̂_i). For every decoder and every feasible X,
 Gibbs' inequality gives ``f(X) >= Σ_ij X[i,j] c^r[i,j]`` with
 ``c^r[i,j] = Σ_a p(a, b_j) log(r(a | b̂_i) / p(a))``, and equality when r is the
-posterior of X, in which case c^r is the gradient C = Lᵀ P of DESIGN.md. So the LP
+posterior of X, in which case c^r is the gradient of I(A; B̂) at X. So the LP
 minimum of ⟨c^r, ·⟩ over the feasible set is a lower bound on the optimum for *any*
 r: the certified Frank-Wolfe gap.
 

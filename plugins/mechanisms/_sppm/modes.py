@@ -17,10 +17,10 @@ import numpy as np
 
 from privbench.protocol.feasibility import normalise_columns, pull_into_budget
 
+from .dual_mode import DualRound, dual_rounds
 from .frank_wolfe import LN2, FrankWolfe
 from .leakage import decoder_logratios, output_joint
 from .polish import polish
-from .smoothed_dual import DualRound, dual_rounds
 
 #: mapping entries below this are solver dust: the optimal mode also tries them at zero
 POLISH_CLEAN = 1e-9
