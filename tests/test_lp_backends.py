@@ -133,7 +133,7 @@ def test_sweep_with_highs_and_glop(tmp_path: Path) -> None:
     spec.write_text(
         'mechanisms = ["sppm:iterations=20"]\n'
         'datasets = ["random:n=12,n_private=2,seed=3,distortion=hamming"]\n'
-        "deltas = [0.2]\n"
+        "deltas = [0.2]\nbaselines = false\n"
         'lp_backends = ["highs", "glop"]\n', encoding="utf-8")
     db = tmp_path / "runs.sqlite"
     out = subprocess.run([sys.executable, "-m", "privbench.cli", "sweep", str(spec), "--db",

@@ -186,7 +186,7 @@ def test_an_edited_data_file_is_warned_about_and_its_hash_recorded(real_data_dir
 def test_two_concurrent_resumes_run_each_missing_run_once(tmp_path) -> None:
     spec = tmp_path / "s.toml"
     spec.write_text('mechanisms = ["sppm:iterations=40", "expmec"]\ndatasets = ["synthetic:m=5"]\n'
-                    "deltas = [0.25, 0.5, 1, 2, 4, 8, 16, 32]\n")
+                    "deltas = [0.25, 0.5, 1, 2, 4, 8, 16, 32]\nbaselines = false\n")
     db = tmp_path / "r.sqlite"
     cmd = [sys.executable, "-m", "privbench", "sweep", str(spec), "--db", str(db), "--resume"]
     procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

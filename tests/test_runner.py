@@ -74,7 +74,7 @@ def _write_spec(path: Path, mechanisms: list[str], deltas: list[float], extra: s
     path.write_text(
         f"mechanisms = {json.dumps(mechanisms)}\n"
         f'datasets = ["synthetic:m=3"]\n'
-        f"deltas = {json.dumps(deltas)}\n{extra}"
+        f"deltas = {json.dumps(deltas)}\nbaselines = false\n{extra}"
     )
     return path
 

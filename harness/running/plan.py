@@ -46,10 +46,13 @@ class SweepSpec:
     repeat: int = 1
     #: a grid larger than this is refused before anything is built (``--max-runs``)
     max_runs: int = DEFAULT_MAX_RUNS
+    #: add the simple baselines (identity, constant) to every data set and budget; sweep
+    #: files default to true (``baselines = false`` to leave them out), ``run`` to false
+    baselines: bool = False
 
 
 _KEYS = {"mechanisms", "datasets", "deltas", "seeds", "lp_backends", "metrics", "skip_metrics",
-         "timeout", "executor", "workers", "name", "description", "repeat"}
+         "timeout", "executor", "workers", "name", "description", "repeat", "baselines"}
 
 
 def _str_list(data: dict[str, Any], key: str, path: Path, *, required: bool) -> list[str]:
@@ -112,7 +115,11 @@ def load_sweep_file(path: str | Path) -> SweepSpec:
         repeat = check_repeat(data.get("repeat", 1))
     except ValidationError as exc:
         raise ValidationError(f"{p}: 'repeat': {exc}") from None
+    baselines = data.get("baselines", True)
+    if not isinstance(baselines, bool):
+        raise ValidationError(f"{p}: 'baselines' must be true or false; got {baselines!r}")
     return SweepSpec(
+        baselines=baselines,
         repeat=repeat,
         mechanisms=_str_list(data, "mechanisms", p, required=True),
         datasets=_str_list(data, "datasets", p, required=True),
@@ -185,6 +192,17 @@ def check_dataset(text: str, name: str, params: dict[str, Any]) -> None:
         pass
 
 
+#: the simple baselines every comparison shows (DPBench's advice): no mapping, and the one
+#: constant output of least distortion (perfect privacy at the least cost a constant has)
+BASELINES = ("identity", "constant")
+
+
+def missing_baselines(mechanisms: list[str], installed: dict[str, Any]) -> list[str]:
+    """The installed baselines that ``mechanisms`` does not already name."""
+    named = {parse_spec(text, what="mechanism")[0] for text in mechanisms}
+    return [b for b in BASELINES if b in installed and b not in named]
+
+
 def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool = True
               ) -> list[RunSpec]:
     """Expand the grid mechanisms x datasets x deltas x seeds (x LP backends).
@@ -209,7 +227,9 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
         host.get(LP_KIND, backend)
     check_metrics(spec)
     mechanisms: list[tuple[str, dict[str, Any]]] = []
-    for text in spec.mechanisms:
+    texts = spec.mechanisms + (missing_baselines(spec.mechanisms, host.mechanisms())
+                               if spec.baselines else [])
+    for text in texts:
         name, params = parse_spec(text, what="mechanism")
         cls = host.get("mechanism", name)
         lp_param = next((p for p, kind in cls.plugin_params.items() if kind == LP_KIND), None)
