@@ -132,3 +132,33 @@ def test_run_json_prints_every_notion_as_strict_json(capsys):
         assert value is not None, name
     assert record["metrics"]["lip_epsilon"] == "inf"
     assert record["metrics"]["maximal_leakage"] == 1.0
+
+
+def test_notions_specs_parse_and_the_table_picks_the_most_private(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    from privbench.running.plan import load_sweep_file
+
+    root = Path(__file__).resolve().parents[1]
+    for name in ("notions.toml", "notions-toy.toml"):
+        spec = load_sweep_file(root / "specs" / name)
+        assert "maxleak_optimal" in spec.mechanisms and len(spec.deltas) == 3
+    module = importlib.util.spec_from_file_location("notions_table", root / "tools" / "notions_table.py")
+    table = importlib.util.module_from_spec(module)
+    module.loader.exec_module(table)
+    db = tmp_path / "n.sqlite"
+    with ResultStore(db) as store:
+        for mech in ("identity", "expmec", "randomized_response"):
+            spec = pb.RunSpec.from_dict({"mechanism": mech, "dataset": "synthetic",
+                                         "dataset_params": {"m": 3}, "delta": 2.0})
+            store.add(pb.execute_run(spec))
+    runs = table.load(str(db))
+    by = runs.set_index("mechanism")
+    # lower is more private for maximal leakage, higher for guessing entropy
+    best_ml = by["maximal_leakage"].idxmin()
+    assert table.winners(runs, "maximal_leakage", "lower").startswith(best_ml)
+    assert table.winners(runs, "guessing_entropy", "higher").startswith(by["guessing_entropy"].idxmax())
+    assert by.loc["identity", "guessing_entropy"] == 1.0 and best_ml != "identity"
+    table.main(str(db))
+    assert "| maximal_leakage (bits, lower) |" in capsys.readouterr().out
