@@ -202,8 +202,8 @@ def sample_alphabet(codes: np.ndarray, private: np.ndarray, n_private: int,
 
 
 class RowSampledMixin:
-    """``check_params`` and ``sampling()`` for the adapters that take the sampling
-    parameters (their ``__init__`` stores them under the names of :data:`DEFAULTS`).
+    """The sampling parameters, ``check_params`` and ``sampling()`` for the row-based
+    adapters: their ``__init__`` takes ``**sampling`` and calls ``super().__init__(**sampling)``.
 
     Parameters
     ----------
@@ -215,6 +215,15 @@ class RowSampledMixin:
         pseudo-users in every cell).
     smoothing : pseudo-users added to every (a, b) cell when ``prior=smoothed``.
     """
+
+    def __init__(self, *, holdout: float = 0.0, holdout_seed: int = 0,
+                 design_fraction: float = 1.0, prior: str = "empirical",
+                 smoothing: float = 1.0) -> None:
+        self.holdout = holdout
+        self.holdout_seed = holdout_seed
+        self.design_fraction = design_fraction
+        self.prior = prior
+        self.smoothing = smoothing
 
     def sampling(self) -> RowSampling:
         return RowSampling.of(self)

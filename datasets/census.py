@@ -146,19 +146,13 @@ class Census(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
     test_parameters = {"top_k": [20]}
 
     def __init__(self, top_k: int | str = 300, split: str = "both", missing: str = "drop",
-                 data_dir: str | None = None, download: bool = True, holdout: float = 0.0,
-                 holdout_seed: int = 0, design_fraction: float = 1.0, prior: str = "empirical",
-                 smoothing: float = 1.0) -> None:
+                 data_dir: str | None = None, download: bool = True, **sampling: Any) -> None:
         self.top_k = top_k
         self.split = split
         self.missing = missing
         self.data_dir = data_dir
         self.download = download
-        self.holdout = holdout
-        self.holdout_seed = holdout_seed
-        self.design_fraction = design_fraction
-        self.prior = prior
-        self.smoothing = smoothing
+        super().__init__(**sampling)
 
     def file_spec(self) -> _files.FileSpec:
         split = check_choice(self.name, "split", self.split, tuple(SPLITS))

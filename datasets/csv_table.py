@@ -119,14 +119,8 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
                  public: list[str] | str | None = None, bins: Any = None,
                  bin_strategy: str = "quantile", top_k: int | str = "all",
                  distortion: str = "hamming", missing: str = "drop", sep: str = ",",
-                 encoding: str = "utf-8", holdout: float = 0.0, holdout_seed: int = 0,
-                 design_fraction: float = 1.0, prior: str = "empirical",
-                 smoothing: float = 1.0) -> None:
-        self.holdout = holdout
-        self.holdout_seed = holdout_seed
-        self.design_fraction = design_fraction
-        self.prior = prior
-        self.smoothing = smoothing
+                 encoding: str = "utf-8", **sampling: Any) -> None:
+        super().__init__(**sampling)
         self.path = path
         self.private = private
         self.public = public

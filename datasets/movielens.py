@@ -183,19 +183,13 @@ class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
     test_parameters = {"variant": ["100k"], "top_genres": [3]}
 
     def __init__(self, variant: str = "100k", top_genres: int = 6, top_k: int | str = "all",
-                 data_dir: str | None = None, download: bool = True, holdout: float = 0.0,
-                 holdout_seed: int = 0, design_fraction: float = 1.0, prior: str = "empirical",
-                 smoothing: float = 1.0) -> None:
+                 data_dir: str | None = None, download: bool = True, **sampling: Any) -> None:
         self.variant = variant
         self.top_genres = top_genres
         self.top_k = top_k
         self.data_dir = data_dir
         self.download = download
-        self.holdout = holdout
-        self.holdout_seed = holdout_seed
-        self.design_fraction = design_fraction
-        self.prior = prior
-        self.smoothing = smoothing
+        super().__init__(**sampling)
 
     def _variant(self) -> str:
         value = str(self.variant).strip().lower().removeprefix("ml-")

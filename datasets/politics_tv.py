@@ -188,18 +188,13 @@ class PoliticsTV(RowSampledMixin, pb.DatasetAdapter):
 
     def __init__(self, path: str | None = None, ratings: str = "binary", shows: str = "top5",
                  top_k: int | str = "all", distortion: str | None = None,
-                 holdout: float = 0.0, holdout_seed: int = 0, design_fraction: float = 1.0,
-                 prior: str = "empirical", smoothing: float = 1.0) -> None:
+                 **sampling: Any) -> None:
         self.path = path
         self.ratings = ratings
         self.shows = shows
         self.top_k = top_k
         self.distortion = distortion
-        self.holdout = holdout
-        self.holdout_seed = holdout_seed
-        self.design_fraction = design_fraction
-        self.prior = prior
-        self.smoothing = smoothing
+        super().__init__(**sampling)
 
     def load(self) -> pb.PrivacyProblem:
         if not self.path:
@@ -413,9 +408,7 @@ class PoliticsTVSurrogate(RowSampledMixin, pb.DatasetAdapter):
 
     def __init__(self, seed: int = 0, ratings: str = "binary", shows: str = "top5",
                  top_k: int | str = "all", distortion: str | None = None,
-                 n_users: int = 1218, n_democrats: int = 744, holdout: float = 0.0,
-                 holdout_seed: int = 0, design_fraction: float = 1.0, prior: str = "empirical",
-                 smoothing: float = 1.0) -> None:
+                 n_users: int = 1218, n_democrats: int = 744, **sampling: Any) -> None:
         self.seed = seed
         self.ratings = ratings
         self.shows = shows
@@ -423,11 +416,7 @@ class PoliticsTVSurrogate(RowSampledMixin, pb.DatasetAdapter):
         self.distortion = distortion
         self.n_users = n_users
         self.n_democrats = n_democrats
-        self.holdout = holdout
-        self.holdout_seed = holdout_seed
-        self.design_fraction = design_fraction
-        self.prior = prior
-        self.smoothing = smoothing
+        super().__init__(**sampling)
 
     def _check(self) -> None:
         for param in ("seed", "n_users", "n_democrats"):

@@ -103,9 +103,7 @@ def parameters(cls: type) -> list[dict[str, Any]]:
     """One dict per ``__init__`` parameter: name, type, default (``required`` if none), doc."""
     docs = parameter_docs(cls)
     rows = []
-    for p in inspect.signature(cls.__init__).parameters.values():
-        if p.name == "self" or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
-            continue
+    for p in cls.init_parameters():
         required = p.default is inspect.Parameter.empty
         rows.append({"name": p.name, "type": _type_name(p), "required": required,
                      "default": None if required else p.default, "doc": docs.get(p.name, "")})

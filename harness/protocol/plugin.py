@@ -46,30 +46,39 @@ class Parametrized:
     plugin_params: ClassVar[dict[str, str]] = {}
 
     @classmethod
+    def init_parameters(cls) -> list[inspect.Parameter]:
+        """The keyword parameters ``__init__`` accepts, in order. An ``__init__`` that hands
+        ``**kwargs`` to its base's (``super().__init__(**kwargs)``) also accepts the base's:
+        a mixin declares parameters several plugins share once."""
+        found: dict[str, inspect.Parameter] = {}
+        for klass in cls.__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is None or klass is object:
+                continue
+            params = list(inspect.signature(init).parameters.values())
+            for p in params:
+                if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                    found.setdefault(p.name, p)
+            if not any(p.kind is p.VAR_KEYWORD for p in params):
+                break
+        return list(found.values())
+
+    @classmethod
     def param_names(cls) -> list[str]:
         """The parameters ``__init__`` accepts by keyword, in order (what ``create`` allows)."""
-        sig = inspect.signature(cls.__init__)
-        return [
-            p.name
-            for p in sig.parameters.values()
-            if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        ]
+        return [p.name for p in cls.init_parameters()]
 
     @classmethod
     def param_defaults(cls) -> dict[str, Any]:
         """The default of every parameter that has one, by name."""
-        sig = inspect.signature(cls.__init__)
-        return {
-            p.name: p.default
-            for p in sig.parameters.values()
-            if p.name != "self" and p.default is not inspect.Parameter.empty
-        }
+        return {p.name: p.default for p in cls.init_parameters()
+                if p.default is not inspect.Parameter.empty}
 
     @classmethod
     def _annotated_types(cls, key: str) -> set[str]:
         """Type names in the parameter's annotation (``int | str`` -> {"int", "str"});
         empty without one. Read as text, so annotations need not be importable."""
-        param = inspect.signature(cls.__init__).parameters.get(key)
+        param = next((p for p in cls.init_parameters() if p.name == key), None)
         if param is None or param.annotation is inspect.Parameter.empty:
             return set()
         text = param.annotation if isinstance(param.annotation, str) else str(param.annotation)
