@@ -73,7 +73,11 @@ def anchors(problem: PrivacyProblem) -> list[Bound]:
 def interval(certificates: Iterable[Bound], distortion: float) -> tuple[float, float]:
     """The tightest (lower, upper) bits on I*(``distortion``) the certificates imply.
 
-    Lower: the largest lower bound certified at a distortion >= D (monotonicity), and 0.
+    Lower: the largest lower bound certified at a distortion >= D (monotonicity), and 0;
+    or, from a lower bound L at d_c < D and an upper bound U at d_b < d_c, the extension of
+    their chord (convexity: I* lies above every chord's extension beyond it),
+    I*(D) >= (L (D - d_b) - U (D - d_c)) / (d_c - d_b), which keeps a bound certified at a
+    budget just below D (rounding) almost whole and fades as D moves away from it.
     Upper: the least upper bound at a distortion <= D, or the chord between one below
     and one above D (convexity). ``inf`` when nothing bounds it from above.
     """
@@ -82,6 +86,12 @@ def interval(certificates: Iterable[Bound], distortion: float) -> tuple[float, f
     lower = max([0.0] + [c.lower_bits for c in certs if c.distortion >= D])
     below = [c for c in certs if c.distortion <= D]
     above = [c for c in certs if c.distortion > D]
+    for c in below:
+        if c.distortion < D and c.lower_bits > lower:
+            for b in certs:
+                if b.distortion < c.distortion and math.isfinite(b.upper_bits):
+                    lower = max(lower, (c.lower_bits * (D - b.distortion) - b.upper_bits
+                                        * (D - c.distortion)) / (c.distortion - b.distortion))
     upper = min([math.inf] + [c.upper_bits for c in below])
     for lo in below:
         for hi in above:

@@ -7,20 +7,30 @@ For a mapping X with leakage I_X and distortion D_X, the metric certifies an int
 * ``excess_mi_bits_max`` = I_X - L: X leaks at most this much more than the optimum;
 * ``excess_mi_bits_min`` = I_X - U: ... and at least this much more (>= 0, since X
   itself is a mapping at D_X);
-* ``optimum_source`` (who certified it: ``sppm``, ``cache`` or the anchors) and
-  ``optimum_seconds`` (the solve this run paid for; 0 when earlier runs' certificates
-  already pinned I*(D_X) within ``tol``).
+* ``optimum_source`` (who certified it: ``anchors``, ``certificate`` (the run's own),
+  ``cache`` (earlier runs') or the solver that was run, e.g. ``sppm[mode=dual]``) and
+  ``optimum_seconds`` (the solve this run paid for; 0 when no solve was needed).
 
 D_X, not Δ, makes the comparison fair to mechanisms that under-spend their budget and
-meaningful for those that ignore it. Certificates come from SPPM at Δ = D_X (its
-certified Frank-Wolfe gap) and are shared through :mod:`privbench.plugins.metrics._optimum_cache`
-and the monotonicity and convexity of I* (:mod:`privbench.protocol.optimum`).
+meaningful for those that ignore it.
+
+It pays for a solve only when it must, trying in order (each a proven bound; they combine
+through the monotonicity and convexity of I*, :func:`privbench.protocol.optimum.interval`):
+
+1. the anchors (the identity, the cheapest constant output) and X itself;
+2. the run's own certificate (:class:`privbench.Certificate`: a certified solver's
+   ``lower_bits`` <= I*(Δ), which bounds I*(D_X) from below when D_X <= Δ, I* being
+   non-increasing; for D_X > Δ only convexity's weaker extension applies);
+3. the certificates earlier runs paid for (:mod:`privbench.plugins.metrics._optimum_cache`,
+   shared through the sweep's store); a run's own certificate joins them;
+4. a solve at Δ = D_X by the certifier that suits the problem (:func:`choose_certifier`).
 
 Default on for n <= ``max_n`` (5,000); ``-M optimum_large`` certifies larger alphabets.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -28,50 +38,106 @@ import privbench as pb
 from privbench import metrics as M
 from privbench.plugins.metrics._optimum_cache import OptimumCache
 from privbench.protocol.optimum import Bound, anchors, interval
+from privbench.protocol.plugin import format_label
 
 #: the largest alphabet certified by default (see README "How far from optimal")
 DEFAULT_MAX_N = 5000
+#: distortions on one numeric feature, where SPPM's pricing walks a line
+LINE_METRICS = ("sq_l2", "l2", "l1")
+
+
+def choose_certifier(problem: pb.PrivacyProblem, tol: float) -> tuple[str, dict[str, Any]]:
+    """The solver that certifies I*(D) to ``tol`` bits fastest on this kind of problem.
+
+    From the solver shootout (README): Frank-Wolfe SPPM where its pricing walks a line (one
+    numeric feature: squared l2 on the synthetic grid, 0.15-0.56 s to 1e-3 bits at
+    n = 1,024-4,096, where the dual mode needs up to 3 s); SPPM's dual mode on Hamming
+    profiles and explicit matrices (census, MovieLens, random Hamming: the fastest from
+    n = 300 on, and Frank-Wolfe's own bound stays weak there for thousands of steps).
+    """
+    d = problem.distortion
+    if isinstance(d, pb.FeatureDistortion) and d.metric in LINE_METRICS and d.points.shape[1] == 1:
+        return "sppm", {"tol": tol}
+    return "sppm", {"tol": tol, "mode": "dual"}
+
+
+def own_bound(result: pb.MechanismResult, delta: float, distortion: float, leakage: float
+              ) -> Bound | None:
+    """The run's own certificate as a bound on I* at Δ (None without one).
+
+    Its ``lower_bits`` bounds I*(Δ) from below; the mapping (E[d] = D_X) bounds I*(Δ) from
+    above only when D_X <= Δ. :func:`interval` uses the lower bound at D_X only when
+    D_X <= Δ (monotonicity), else through convexity.
+    """
+    cert = pb.Certificate.from_stats(result.stats)
+    if cert is None or not math.isfinite(delta):
+        return None
+    upper = leakage if distortion <= delta else math.inf
+    return Bound(float(delta), cert.lower_bits, upper, "certificate")
 
 
 class OptimumGap(pb.Metric):
     name = "optimum"
     description = "certified interval on the least leakage at the mapping's distortion; excess"
     needs = frozenset({"mapping"})
+    outputs = (
+        pb.Output("optimum_lower_bits", "bits", "neutral",
+                  "L <= I*(D_X), the least leakage of any mapping with E[d] <= the mapping's own "
+                  "distortion D_X (certified)", "Salamatian et al., SPPM (certified gap)"),
+        pb.Output("optimum_upper_bits", "bits", "neutral",
+                  "U >= I*(D_X): the leakage of a mapping with E[d] <= D_X"),
+        pb.Output("excess_mi_bits_max", "bits", "lower",
+                  "I(A; B̂) - L: the mapping leaks at most this much more than the optimum at "
+                  "its distortion"),
+        pb.Output("excess_mi_bits_min", "bits", "lower",
+                  "I(A; B̂) - U: ... and at least this much more (>= 0)"),
+        pb.Output("optimum_source", "none", "neutral",
+                  "who certified the interval: anchors, certificate (the run's own), cache "
+                  "(earlier runs) or the solver run"),
+        pb.Output("optimum_seconds", "seconds", "neutral",
+                  "the solve this run paid for (0 when a certificate was at hand)"),
+    )
 
     def __init__(self, tol: float = 1e-3, max_n: int | None = DEFAULT_MAX_N,
-                 sppm: dict[str, Any] | None = None) -> None:
+                 certifier: tuple[str, dict[str, Any]] | None = None) -> None:
         self.tol = tol
         self.max_n = max_n
-        self.sppm = {"tol": tol, "mode": "dual"} if sppm is None else sppm
+        self.certifier = certifier
 
     def applies(self, problem, result) -> bool:
         return super().applies(problem, result) and (self.max_n is None or problem.n <= self.max_n)
 
-    def certify(self, problem: pb.PrivacyProblem, distortion: float, leakage: float
-                ) -> tuple[float, float, str, float]:
-        """(L, U, source, seconds solved) on I*(distortion), given a mapping of ``leakage``."""
+    def certify(self, problem: pb.PrivacyProblem, distortion: float, leakage: float,
+                own: Bound | None = None) -> tuple[float, float, str, float]:
+        """(L, U, source, seconds solved) on I*(distortion), given a mapping of ``leakage``
+        and, optionally, the run's own certificate ``own``."""
         cache = OptimumCache(problem)
-        own = Bound(distortion, 0.0, leakage, "this mapping")
-        lower, upper = interval([*anchors(problem), own], distortion)
-        if upper - lower <= self.tol:
-            return lower, upper, "anchors", 0.0
-        known = anchors(problem) + cache.certificates()
-        lower, upper = interval([*known, own], distortion)
-        if upper - lower <= self.tol:
-            return lower, upper, "cache", 0.0
+        known = [*anchors(problem), Bound(distortion, 0.0, leakage, "this mapping")]
+        for source, more in (("anchors", []), ("certificate", [own] if own else []),
+                             ("cache", cache.certificates())):
+            known += more
+            lower, upper = interval(known, distortion)
+            if upper - lower <= self.tol:
+                return lower, upper, source, 0.0
+        name, params = self.certifier or choose_certifier(problem, self.tol)
         started = time.perf_counter()
-        solved = pb.get_mechanism("sppm", **self.sppm).solve(problem, delta=distortion)
+        solved = pb.get_mechanism(name, **params).solve(problem, delta=distortion)
         seconds = time.perf_counter() - started
-        cert = Bound(distortion, float(solved.stats["lower_bits"]),
-                           M.mutual_information(problem, solved.mapping), "sppm")
-        cache.add(cert, seconds)
-        lower, upper = interval([*known, own, cert], distortion)
-        return lower, upper, "sppm", seconds
+        label = format_label(name, params)
+        cert = pb.Certificate.from_stats(solved.stats)
+        bound = Bound(distortion, cert.lower_bits if cert else 0.0,
+                      M.mutual_information(problem, solved.mapping), label)
+        cache.add(bound, seconds)
+        lower, upper = interval([*known, bound], distortion)
+        return lower, upper, label, seconds
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         leakage = M.mutual_information(problem, result.mapping)
         distortion = M.expected_distortion(problem, result.mapping)
-        lower, upper, source, seconds = self.certify(problem, distortion, leakage)
+        own = own_bound(result, float(delta), distortion, leakage)
+        if own is not None and distortion <= delta:  # valid for every later run too
+            OptimumCache(problem).add(own, 0.0)
+        lower, upper, source, seconds = self.certify(problem, distortion, leakage, own)
         return {"optimum_lower_bits": lower, "optimum_upper_bits": upper,
                 "excess_mi_bits_max": leakage - lower, "excess_mi_bits_min": leakage - upper,
                 "optimum_source": source, "optimum_seconds": seconds}
