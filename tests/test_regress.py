@@ -179,3 +179,17 @@ def test_a_single_sample_must_be_twice_as_slow(tmp_path: Path) -> None:
                    "--runtime-factor-single", "1.5") == 1
     three = store(tmp_path / "e.sqlite", _timed([0.21, 0.22, 0.23]))
     assert regress(three, store(tmp_path / "f.sqlite", _timed([0.38, 0.40, 0.41]))) == 1
+
+
+def test_the_comparison_is_a_library_function() -> None:
+    """``privbench.results.regression`` compares without the CLI: thresholds decide."""
+    from privbench.results.regression import Thresholds, compare_rows
+
+    base = {"status": "ok", "mi_bits": 0.10, "gap_bits": 1e-4, "distortion": 1.0, "runtime_s": 1.0}
+    new = {**base, "mi_bits": 0.1002, "distortion": 0.5, "runtime_s": 2.5}
+    changes = {c.quantity: c.verdict for c in compare_rows("k", base, new, Thresholds())}
+    assert changes == {"mi_bits": "worse", "distortion": "better", "runtime_s": "worse"}
+    assert compare_rows("k", base, new, Thresholds(mi_bits=1e-3, runtime_factor_single=3.0)) \
+        [0].quantity == "distortion"
+    lost = compare_rows("k", base, {**base, "status": "error"}, Thresholds())
+    assert [(c.quantity, c.verdict) for c in lost] == [("status", "worse")]

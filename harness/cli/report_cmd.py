@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from privbench.cli import sweep_cmd
 from privbench.host.manager import get_host
-from privbench.protocol.errors import PrivbenchError
 from privbench.results.store import DEFAULT_DB
 
 
@@ -34,16 +34,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cls = get_host().get("reporter", args.reporter)  # fail before any sweep runs
-    from privbench.cli import main
-
-    for spec in args.sweep:
-        argv = ["sweep", str(spec), "--db", str(args.db), "--resume"]
-        argv += ["--executor", args.executor] if args.executor else []
-        argv += ["--workers", str(args.workers)] if args.workers else []
-        argv += ["--keep-stale"] if args.keep_stale else []
-        code = main(argv)
-        if code:
-            raise PrivbenchError(f"sweep {spec} failed (exit status {code}); no report written")
+    for spec in args.sweep:  # an invalid sweep raises: exit 2 (3 for the store), no report
+        sweep_cmd.run(sweep_cmd.request(spec, db=args.db, resume=True, executor=args.executor,
+                                        workers=args.workers, keep_stale=args.keep_stale))
     path = cls.create().report(args.db, args.out)
     print(f"wrote {path}")
     return 0

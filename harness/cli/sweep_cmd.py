@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from privbench.cli.common import add_store_args, execute
 from privbench.protocol.errors import ValidationError
@@ -38,6 +39,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help=f"refuse a grid of more runs than this (default {DEFAULT_MAX_RUNS:,})")
     add_store_args(p)
     p.set_defaults(func=run)
+
+
+def request(spec: Path, **options: Any) -> argparse.Namespace:
+    """The arguments of ``privbench sweep SPEC`` with ``options`` set (``db``, ``resume``,
+    ``executor``, ...), every other one at its default: for a command that runs a sweep
+    itself (``report --sweep``) without re-entering the command line."""
+    parser = argparse.ArgumentParser(prog="privbench")
+    add_parser(parser.add_subparsers())
+    args = parser.parse_args(["sweep", str(spec)])
+    unknown = sorted(set(options) - set(vars(args)))
+    if unknown:
+        raise ValueError(f"not options of sweep: {', '.join(unknown)}")
+    for key, value in options.items():
+        setattr(args, key, value)
+    return args
 
 
 def run(args: argparse.Namespace) -> int:
