@@ -35,7 +35,7 @@ def test_run_table_is_readable_at_80_columns(capsys, monkeypatch) -> None:
     assert max(map(len, lines)) <= 80
     # names are whole on one line, never folded or cut; the data set is each table's title
     assert any("sppm[iterations=3]" in line for line in lines)
-    assert any("runs on politics_tv_surrogate" in line for line in lines)
+    assert any("1 run on politics_tv_surrogate" in line for line in lines)  # counts it shows
     assert "ok*" in out and "stopped before its tolerance" in out  # convergence is shown
 
 

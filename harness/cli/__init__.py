@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -44,11 +45,34 @@ def _plugin_commands(sub: argparse._SubParsersAction) -> None:
         print(f"privbench: {failure}", file=sys.stderr)
 
 
+#: the exit status of a command whose reader went away: 1, as rich's consoles and the
+#: recipe of Python's documentation (signal module, "Note on SIGPIPE") use
+CLOSED_PIPE = 1
+
+
+def _quiet_closed_pipe() -> int:
+    """The reader of our output went away (``privbench sweep --dry-run | head``): stop
+    without a traceback. Python flushes stdout again at exit, so point it at devnull first."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (captured): nothing to flush
+        pass
+    return CLOSED_PIPE
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        args = parser.parse_args(argv)
+    except BrokenPipeError:  # `privbench sweep --help | head -3`
+        return _quiet_closed_pipe()
+    try:
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in Python's exit-time flush
+        return status
+    except BrokenPipeError:
+        return _quiet_closed_pipe()
     except StoreWriteError as exc:  # the request was fine; the database failed
         print(f"privbench {args.command}: error: {exc}", file=sys.stderr)
         return 3

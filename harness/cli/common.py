@@ -155,9 +155,11 @@ def _converged(record: dict[str, Any]) -> bool | None:
 
 
 def print_table(records: Sequence[dict[str, Any]], title: str = "runs") -> None:
-    """One table per data set (its label as the title), so that the names and six numbers
-    stay readable at 80 columns; errors are listed below in full."""
+    """One table per data set, titled with the number of runs it shows ("12 runs in
+    r.sqlite on synthetic[m=3]"), so that the names and six numbers stay readable at 80
+    columns; errors are listed below in full."""
     from rich.console import Console
+    from rich.markup import escape
 
     console = Console()
     groups: dict[str, list[dict[str, Any]]] = {}
@@ -165,7 +167,8 @@ def print_table(records: Sequence[dict[str, Any]], title: str = "runs") -> None:
         groups.setdefault(format_label(r.get("dataset"), r.get("dataset_params")), []).append(r)
     unconverged = False
     for data, rows in groups.items():
-        table, flagged = _run_table(f"{title} on {data}", rows)
+        noun = title if len(rows) != 1 or not title.startswith("runs") else "run" + title[4:]
+        table, flagged = _run_table(f"{len(rows)} {noun} on {data}", rows)
         unconverged |= flagged
         console.print(table)
     if unconverged:
@@ -174,7 +177,8 @@ def print_table(records: Sequence[dict[str, Any]], title: str = "runs") -> None:
                       highlight=False)
     for r in records:
         if not _missing(r.get("error")) and r.get("error"):
-            console.print(f"[red]{r.get('status')}[/]: {r.get('error')}", highlight=False)
+            console.print(f"[red]{escape(str(r.get('status')))}[/]: {escape(str(r.get('error')))}",
+                          highlight=False)
 
 
 def _run_table(title: str, records: Sequence[dict[str, Any]]) -> tuple[Any, bool]:
@@ -182,7 +186,7 @@ def _run_table(title: str, records: Sequence[dict[str, Any]]) -> tuple[Any, bool
     from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=escape(title), box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("mechanism", overflow="fold", ratio=1)
     for key, header in TABLE_NUMBERS:
         table.add_column(header, no_wrap=True, justify="left" if key == "status" else "right")

@@ -26,11 +26,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--json", action="store_true", help="print JSON")
     ls.set_defaults(func=run_list)
     info = actions.add_parser("info", help="source, licence, citation, files, sizes")
-    info.add_argument("name", metavar="NAME[:k=v,...]")
+    info.add_argument("name", metavar="NAME[:k=v,...]",
+                      help="data set, with parameters as for `run -d` (csv:path=t.csv,...)")
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(func=run_info)
     fetch = actions.add_parser("fetch", help="download the official files into the cache")
-    fetch.add_argument("name", metavar="NAME[:k=v,...]")
+    fetch.add_argument("name", metavar="NAME[:k=v,...]",
+                       help="data set to download, with parameters as for `run -d`")
     fetch.add_argument("--force", action="store_true",
                        help="download again even when a verified copy is cached")
     fetch.add_argument("--json", action="store_true", help="print JSON")

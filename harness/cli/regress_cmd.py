@@ -46,7 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "regress", help="compare two result stores (or sweeps); exit 1 if something got worse",
         description="Match runs by run key and flag worse privacy (mi_bits, gap_bits up), "
                     "more distortion, slower runs or runs that stopped being ok.")
-    p.add_argument("base", type=Path, metavar="BASE.sqlite")
+    p.add_argument("base", type=Path, metavar="BASE.sqlite",
+                   help="results store of the baseline (e.g. the main branch's sweep)")
     p.add_argument("new", type=Path, nargs="?", default=None, metavar="NEW.sqlite",
                    help="default: compare within BASE (see --base-sweep) ")
     p.add_argument("--base-sweep", default=None, help="sweep id of the base runs")

@@ -75,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
     marked = other_code(shown, current_hash)
     print_table([{**r, "other_code": m} for r, m in zip(shown.to_dict("records"), marked,
                                                          strict=True)],
-                title=f"{len(df)} runs in {args.db}")
+                title=f"runs in {args.db}")
+    if len(shown) < len(df):
+        print(f"showing the last {len(shown)} of {len(df)} runs in {args.db} "
+              "(--limit N shows more, --limit 0 all)")
     if (note := footnote(marked)) is not None:
         print(note)
     return 0

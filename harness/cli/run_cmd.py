@@ -22,7 +22,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=float, action="append", required=True,
                    help="distortion budget Δ >= 0 (repeat for several)")
     p.add_argument("--lp-backend", help="LP backend for mechanisms that solve LPs")
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the run (random mechanisms, sampled data, attacks); part of "
+                        "the run key")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds per run (default 3600)")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="timed solves per run after one untimed prepare; runtime_s is their median")

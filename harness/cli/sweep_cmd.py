@@ -18,7 +18,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Run every combination in SPEC.toml (keys: mechanisms, datasets, deltas; "
                     "optional seeds, lp_backends, metrics, skip_metrics, timeout, executor, "
                     "workers).")
-    p.add_argument("spec", type=Path, metavar="SPEC.toml")
+    p.add_argument("spec", type=Path, metavar="SPEC.toml",
+                   help="the grid: mechanisms, datasets, deltas (NAME:k=v strings), optional "
+                        "seeds, lp_backends, metrics, timeout (docs/cli.md)")
     p.add_argument("--executor", default=None, help="local, process, dask; NAME:k=v,... sets executor parameters "
                         "(default: spec or local)")
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
