@@ -117,3 +117,26 @@ def test_csv_list_syntax_is_documented_and_shown_back_as_a_list(tmp_path, capsys
     assert main(["plugins", "info", "csv"]) == 0
     assert "public=[region,age,diet]" in capsys.readouterr().out
     assert "public=[region,age,diet]" in (DOCS / "cli.md").read_text(encoding="utf-8")
+
+
+def test_docs_cli_names_every_builtin_command_and_option() -> None:
+    """docs/cli.md is the reference: a new option or command without a line there fails."""
+    import importlib
+
+    from privbench.cli import command_modules
+
+    parser = argparse.ArgumentParser(prog="privbench")
+    sub = parser.add_subparsers()
+    for name in command_modules():  # the built-in commands (plugins document their own)
+        importlib.import_module(f"privbench.cli.{name}").add_parser(sub)
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    missing = []
+    for cmd, opt, _ in _options(parser, "privbench"):
+        if opt == "(the command itself)":
+            if f"privbench {cmd.split(' ', 1)[1]}" not in text:
+                missing.append(cmd)
+        elif opt.startswith("-") and opt != "-h/--help":
+            if not any(re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text)
+                       for o in opt.split("/")):
+                missing.append(f"{cmd} {opt}")
+    assert missing == []
