@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from privbench.api import pick_reference
+from privbench.cli._compare_uncertainty import uncertainty_tables
 from privbench.protocol.errors import ValidationError
 from privbench.protocol.metric import Output
 from privbench.results.fingerprints import FOOTNOTE, MARK, other_code
@@ -30,6 +31,7 @@ from privbench.results.pareto import (
     rank_rows,
     summarise,
 )
+from privbench.results.significance import collapse_replicates
 from privbench.results.store import DEFAULT_DB
 from privbench.results.views import (
     DEFAULT_OUTPUT,
@@ -154,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
                                                              if args.dataset else ""))
     if not output_values(ok, out.name).notna().any():
         raise ValidationError(_no_values(out, args.db, args.dataset))
+    # replicates (run seeds, data-set seeds) become one mean point each, with their sd
+    ok = collapse_replicates(ok, [out.name])
     console = Console()
     if not console.is_terminal:  # piped into a file or README: do not squeeze to 80 columns
         console = Console(width=160)
@@ -227,6 +231,8 @@ def _compare_instance(console: Any, args: argparse.Namespace, instance: str, g: 
             "interval) than the least leakage possible at the run's own distortion E[d] (the "
             "optimum metric)") + "[/]", highlight=False)
     _explain_empty_cells(console, rows, budgets, targets, g, notion)
+    for table in uncertainty_tables(g, budgets, out, instance):
+        console.print(table)
     if set(g.loc[other_code(g, current_hash), "label"]):
         console.print("  [dim]" + escape(FOOTNOTE) + "[/]", highlight=False)
     _note_unconverged(console, g)

@@ -12,11 +12,13 @@ summarised as mean ± standard deviation with their count.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 #: what ``compare`` prints when a difference is inside the paired interval
 NOT_DISTINGUISHABLE = "not distinguishable on this sample"
@@ -105,3 +107,66 @@ def replicates(values: Iterable[float | None]) -> Replicates | None:
     arr = np.asarray(kept)
     sd = float(arr.std(ddof=1)) if arr.size > 1 else 0.0
     return Replicates(float(arr.mean()), sd, int(arr.size))
+
+
+#: data-set parameters that only pick a replicate (a surrogate draw, a held-out split, a
+#: random instance): runs that differ only by them are replicates of one experiment
+REPLICATE_PARAMS = ("seed", "holdout_seed")
+_REPLICATE = re.compile(r"(?<=[\[,])(?:%s)=[^,\]]*,?" % "|".join(REPLICATE_PARAMS))
+
+
+def replicate_group(instance: str) -> str:
+    """The instance name without its replicate parameters (``surrogate[seed=2]`` ->
+    ``surrogate``; ``census[top_k=300,holdout_seed=1]`` -> ``census[top_k=300]``)."""
+    text = _REPLICATE.sub("", instance).replace(",]", "]").replace("[]", "")
+    return text
+
+
+def collapse_replicates(runs: pd.DataFrame, outputs: list[str]) -> pd.DataFrame:
+    """One row per (replicate group, label, Δ): the mean of each output and of the
+    distortion over its replicates (run seeds and data-set seeds), with ``replicates``
+    (the count) and ``<output>_sd`` columns; other columns from the group's first run.
+
+    Pareto curves drawn from the collapsed rows follow the mean, not the luckiest seed.
+    """
+    from privbench.results.views import output_values
+
+    if runs.empty:
+        return runs.assign(replicates=pd.Series(dtype=int))
+    df = runs.copy()
+    df["instance"] = df["instance"].map(replicate_group)
+    names = list(dict.fromkeys(["distortion", *outputs]))
+    for name in names:
+        df[f"__{name}"] = output_values(df, name).astype(float)
+    rows = []
+    for _, g in df.groupby(["instance", "label", "delta"], sort=True, dropna=False):
+        first = g.iloc[0].copy()
+        first["replicates"] = len(g)
+        metrics = dict(first["metrics"]) if isinstance(first["metrics"], dict) else {}
+        for name in names:
+            summary = replicates(g[f"__{name}"])
+            mean = summary.mean if summary else math.nan
+            sd = summary.sd if summary else math.nan
+            if name in first.index and name not in ("metrics",):
+                first[name] = mean
+            else:
+                metrics[name] = mean
+            first[f"{name}_sd"] = sd
+        if len(g) > 1 and any(first[f"{n}_sd"] > 0 for n in names):
+            metrics.pop("bootstrap", None)  # a mean of different runs has no draws of its own
+            for key in [k for k in metrics if k.endswith("_ci95")]:
+                del metrics[key]
+        first["metrics"] = metrics
+        rows.append(first)
+    out = pd.DataFrame(rows).drop(columns=[f"__{n}" for n in names])
+    return out.reset_index(drop=True)
+
+
+def replicate_difference(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float,
+                         n_b: int) -> PairedDifference:
+    """Difference of two replicate means with a normal 95 % interval,
+    ±1.96·sqrt(sd_a²/n_a + sd_b²/n_b) (Welch's standard error; with few replicates it is
+    optimistic, which the table's n shows)."""
+    se = math.sqrt(sd_a**2 / n_a + sd_b**2 / n_b)
+    diff = mean_a - mean_b
+    return PairedDifference("", diff, diff - 1.96 * se, diff + 1.96 * se, min(n_a, n_b))
