@@ -112,7 +112,7 @@ def replicates(values: Iterable[float | None]) -> Replicates | None:
 #: data-set parameters that only pick a replicate (a surrogate draw, a held-out split, a
 #: random instance): runs that differ only by them are replicates of one experiment
 REPLICATE_PARAMS = ("seed", "holdout_seed")
-_REPLICATE = re.compile(r"(?<=[\[,])(?:%s)=[^,\]]*,?" % "|".join(REPLICATE_PARAMS))
+_REPLICATE = re.compile(r"(?<=[\[,])(?:" + "|".join(REPLICATE_PARAMS) + r")=[^,\]]*,?")
 
 
 def replicate_group(instance: str) -> str:
