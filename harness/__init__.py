@@ -35,6 +35,7 @@ from privbench.protocol.mechanism import (
     MechanismResult,
     RecordMechanism,
     SelectionMechanism,
+    SizeLimited,
     validate_mapping,
 )
 from privbench.protocol.metric import Metric, Output
@@ -81,6 +82,7 @@ __all__ = [
     "RunTimeout",
     "Reporter",
     "SelectionMechanism",
+    "SizeLimited",
     "Targets",
     "ValidationError",
     "__version__",

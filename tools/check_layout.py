@@ -128,7 +128,8 @@ def _layer(module: str) -> str | None:
 
 def _private_owner(target: str, known: dict[str, Path]) -> str | None:
     """Who may import private module ``target``: ``_sppm.x`` belongs to plugin ``sppm``
-    when a sibling module of that name exists, else ``_x`` is shared by its folder."""
+    when a sibling module of that name exists, else ``_x`` is shared by its folder (and
+    the folders below it)."""
     parts = target.split(".")
     i = next((i for i, p in enumerate(parts) if i > 1 and p.startswith("_") and not p.startswith("__")), None)
     if i is None:
@@ -147,7 +148,7 @@ def _reaches(module: str, target: str, known: dict[str, Path]) -> str | None:
     private_root = ".".join(parts[: first_private + 1])
     inside = module == private_root or module.startswith(private_root + ".")
     if inside or module == owner or (owner not in known or known[owner].name == "__init__.py") \
-            and module.rpartition(".")[0] == owner:
+            and module.startswith(owner + "."):
         return None
     return owner
 

@@ -15,6 +15,7 @@ See :class:`Mechanism` for the lifecycle and docs/hooks.md for the contract.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -141,3 +142,39 @@ class SelectionMechanism(Mechanism):
     """A mechanism that releases a ranked selection of attribute subsets
     (``MechanismResult.selection``), e.g. the trade-off model."""
     output: ClassVar[str] = SELECTION
+
+
+class SizeLimited:
+    """Mixin of a mechanism that refuses alphabets above its ``max_n`` parameter (its memory
+    or time grow like n²): put it before the mechanism base, ``class M(pb.SizeLimited,
+    pb.MappingMechanism)``, and store ``max_n`` in ``__init__``.
+
+    :meth:`check_params` refuses a ``max_n`` that is not an integer >= 1 (then runs the
+    mechanism's own checks); :meth:`skip` skips a larger problem with :meth:`size_reason`
+    and the way to raise the limit.
+    """
+
+    max_n: int
+    name: ClassVar[str]
+    #: what to try instead, appended to the skip reason (e.g. ``"or use sppm"``)
+    size_advice: ClassVar[str] = ""
+
+    def size_reason(self, n: int) -> str:
+        """What grows with n (the start of the skip reason); override to say it precisely."""
+        return f"{self.name} keeps dense {n} x {n} arrays"
+
+    def check_params(self) -> None:
+        """Refuse a ``max_n`` that is not an integer >= 1, naming it; then the base's checks."""
+        value = self.max_n
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValidationError(f"{self.name}: max_n must be an integer >= 1; got {value!r}")
+        super().check_params()  # type: ignore[misc]
+
+    def skip(self, problem: PrivacyProblem) -> tuple[bool, str | None]:
+        """Skip a problem with n > ``max_n``, saying why and how to raise the limit."""
+        n = problem.n
+        if n > self.max_n:
+            advice = f", {self.size_advice}" if self.size_advice else ""
+            return True, (f"{self.size_reason(n)}; n = {n} exceeds max_n = {self.max_n} (raise "
+                          f"it with {self.name}:max_n={n} if you have the memory and time{advice})")
+        return super().skip(problem)  # type: ignore[misc]

@@ -18,9 +18,9 @@ import privbench as pb
 from privbench.protocol.certificate import floored_posterior
 from privbench.protocol.information import leakage_nats
 
+from ._softmin import soft_weights
+
 LN2 = math.log(2.0)
-#: soft-min terms below e^-CUTOFF of the largest count as 0 (no denormals, no work)
-CUTOFF = 60.0
 #: decoder logits stay in [-LOGIT_BOUND, LOGIT_BOUND] (r >= ~1e-13: finite costs)
 LOGIT_BOUND = 30.0
 #: log ν may move this far (nats) from its first estimate
@@ -46,20 +46,12 @@ def _pass_inputs(LT, ST, p_b, DT, nu, tau, G, grad, lo, hi):  # pragma: no cover
         pj = p_b[j]
         if pj <= 0.0:
             continue
-        m = np.inf
         for i in range(n):
             v = nu * DT[j, i]
             for a in range(k):
                 v += ST[j, a] * LT[i, a]
             buf[i] = v
-            if v < m:
-                m = v
-        z = 0.0
-        for i in range(n):
-            x = (m - buf[i]) * inv
-            e = math.exp(x) if x > -CUTOFF else 0.0
-            buf[i] = e
-            z += e
+        m, z = soft_weights(buf, 0, n, inv)
         soft += pj * (m - tau * math.log(z))
         hard += pj * m
         scale = pj / z
@@ -99,20 +91,12 @@ def _weights_inputs(LT, ST, p_b, DT, nu, tau, WT, lo, hi):  # pragma: no cover -
     used = 0.0
     for j in range(lo, hi):
         row = WT[j]
-        m = np.inf
         for i in range(n):
             v = nu * DT[j, i]
             for a in range(k):
                 v += ST[j, a] * LT[i, a]
             row[i] = v
-            if v < m:
-                m = v
-        z = 0.0
-        for i in range(n):
-            x = (m - row[i]) * inv
-            e = math.exp(x) if x > -CUTOFF else 0.0
-            row[i] = e
-            z += e
+        _, z = soft_weights(row, 0, n, inv)
         s = 0.0
         for i in range(n):
             row[i] /= z

@@ -22,7 +22,6 @@ E[d] <= Δ exactly (a move of the order of the solver's tolerance).
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, ClassVar
 
 import numpy as np
@@ -162,7 +161,7 @@ class MappingLP:
         return X[:, self.live] @ self.p
 
 
-class LPMappingMechanism(pb.MappingMechanism):
+class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
     """Base of the catalogue's LP mechanisms: backend, ``max_n`` skip, solve and read back.
 
     A subclass sets ``name``, ``delta_role`` and ``lp_kind`` (for messages), and implements
@@ -180,23 +179,19 @@ class LPMappingMechanism(pb.MappingMechanism):
     max_n: int
 
     def check_params(self) -> None:
-        if not isinstance(self.max_n, numbers.Integral) or isinstance(self.max_n, bool) \
-                or self.max_n < 1:
-            raise pb.ValidationError(f"{self.name}: max_n must be an integer >= 1; "
-                                     f"got {self.max_n!r}")
+        """max_n (:class:`pb.SizeLimited`), then a backend that solves whole LPs."""
+        super().check_params()
         backend = pb.get_lp_backend(str(self.lp_backend))  # unknown or unavailable: fails here
         if not backend.solves_lp():
             raise pb.ValidationError(
                 f"{self.name}: lp_backend {self.lp_backend!r} solves restricted masters only; "
                 "this mechanism needs one that solves whole LPs (highs, scipy or cvxpy)")
 
-    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
-        if problem.n > self.max_n:
-            return True, (f"{self.name} solves {self.lp_kind} with n² = {problem.n ** 2} "
-                          f"variables; n = {problem.n} exceeds max_n = {self.max_n} (raise it "
-                          f"with {self.name}:max_n={problem.n} if you have the time; "
-                          "docs/catalogue-scaling.md says how far it gets in a minute)")
-        return False, None
+    size_advice = "docs/catalogue-scaling.md says how far it gets in a minute"
+
+    def size_reason(self, n: int) -> str:
+        """The LP has n² variables."""
+        return f"{self.name} solves {self.lp_kind} with n² = {n ** 2} variables"
 
     def build(self, lp: MappingLP, delta: float) -> None:
         """Add this mechanism's rows, variables and objective to ``lp``."""

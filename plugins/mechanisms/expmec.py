@@ -51,7 +51,7 @@ def solve_beta(D: np.ndarray, p_b: np.ndarray, delta: float, *, xtol: float = 1e
     return beta
 
 
-class ExponentialMechanism(pb.MappingMechanism):
+class ExponentialMechanism(pb.SizeLimited, pb.MappingMechanism):
     """ExpMec: a dense mapping; refuses alphabets above ``max_n`` (n x n memory)."""
 
     name = "expmec"
@@ -71,14 +71,11 @@ class ExponentialMechanism(pb.MappingMechanism):
         if beta is not None and (not isinstance(beta, int | float) or isinstance(beta, bool)
                                  or not np.isfinite(beta) or beta < 0):
             raise pb.ValidationError(f"expmec: beta must be a finite number >= 0; got {beta!r}")
-        if not isinstance(self.max_n, int) or isinstance(self.max_n, bool) or self.max_n < 1:
-            raise pb.ValidationError(f"expmec: max_n must be an integer >= 1; got {self.max_n!r}")
+        super().check_params()  # max_n
 
-    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
-        if problem.n > self.max_n:
-            return True, (f"expmec builds a dense {problem.n} x {problem.n} mapping; "
-                          f"n exceeds max_n = {self.max_n} (raise it with expmec:max_n=...)")
-        return False, None
+    def size_reason(self, n: int) -> str:
+        """The mapping is dense."""
+        return f"expmec builds a dense {n} x {n} mapping"
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         D = problem.distortion.to_dense(force=problem.n <= self.max_n)

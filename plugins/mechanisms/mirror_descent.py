@@ -171,7 +171,7 @@ def _kernels() -> dict[str, Callable[..., Any]]:
     return _KERNELS
 
 
-class MirrorDescent(pb.MappingMechanism):
+class MirrorDescent(pb.SizeLimited, pb.MappingMechanism):
     """Entropic mirror descent with a per-iteration budget multiplier; dense n x n.
 
     Parameters
@@ -217,16 +217,15 @@ class MirrorDescent(pb.MappingMechanism):
         one_of("mirror_descent: step", self.step, STEPS)
         if self.max_seconds is not None:
             finite_float("mirror_descent: max_seconds", self.max_seconds, low=0.0)
-        positive_int("mirror_descent: max_n", self.max_n)
+        super().check_params()  # max_n
         positive_int("mirror_descent: threads", self.threads, minimum=0)
 
-    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
-        if problem.n > self.max_n:
-            return True, (f"mirror_descent keeps dense {problem.n} x {problem.n} arrays (the "
-                          f"iterate, D and the gradient: ~{3 * 8 * problem.n ** 2 / 2**20:.0f} MB) "
-                          f"and every step costs O(|A| n²); n exceeds max_n = {self.max_n} "
-                          "(raise it with mirror_descent:max_n=..., or use sppm)")
-        return False, None
+    size_advice = "or use sppm"
+
+    def size_reason(self, n: int) -> str:
+        """Three dense n x n arrays, O(|A| n²) a step."""
+        return (f"mirror_descent keeps dense {n} x {n} arrays (the iterate, D and the gradient: "
+                f"~{3 * 8 * n ** 2 / 2**20:.0f} MB) and every step costs O(|A| n²)")
 
     def prepare(self, problem: pb.PrivacyProblem, context: pb.RunContext) -> None:
         """Compile the kernels on a tiny problem, untimed."""

@@ -21,7 +21,6 @@ mapping; ``converged`` is the solver's status ``optimal``). ``fallback=False`` t
 from __future__ import annotations
 
 import math
-import numbers
 import time
 import warnings
 
@@ -36,7 +35,7 @@ LN2 = math.log(2.0)
 _WARMED: set[str] = set()
 
 
-class Optimal(pb.MappingMechanism):
+class Optimal(pb.SizeLimited, pb.MappingMechanism):
     """Exact optimum of problem (1) with cvxpy; dense n x n, for n <= ``max_n``."""
 
     name = "optimal"
@@ -54,9 +53,8 @@ class Optimal(pb.MappingMechanism):
         self.verbose = verbose
 
     def check_params(self) -> None:
-        if not isinstance(self.max_n, numbers.Integral) or isinstance(self.max_n, bool) \
-                or self.max_n < 1:
-            raise pb.ValidationError(f"optimal: max_n must be an integer >= 1; got {self.max_n!r}")
+        """max_n (:class:`pb.SizeLimited`), then the solver: a name cvxpy has installed."""
+        super().check_params()
         if not isinstance(self.solver, str):
             raise pb.ValidationError(f"optimal: solver must be a cvxpy solver name; got {self.solver!r}")
         import cvxpy as cp  # only here and in run: listing plugins stays light
@@ -65,13 +63,11 @@ class Optimal(pb.MappingMechanism):
             raise pb.ValidationError(f"optimal: solver {self.solver!r} is not installed; "
                                      f"cvxpy has {', '.join(cp.installed_solvers())}")
 
-    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
-        if problem.n > self.max_n:
-            return True, (f"optimal solves a dense convex program with n² = {problem.n ** 2} "
-                          f"variables; n = {problem.n} exceeds max_n = {self.max_n} (raise it "
-                          f"with optimal:max_n={problem.n} if you have the memory and time, or "
-                          "use sppm)")
-        return False, None
+    size_advice = "or use sppm"
+
+    def size_reason(self, n: int) -> str:
+        """The program has n² variables."""
+        return f"optimal solves a dense convex program with n² = {n ** 2} variables"
 
     def prepare(self, problem: pb.PrivacyProblem, context: pb.RunContext) -> None:
         """Import cvxpy and let it set up its solver once (a 2-symbol program), untimed."""

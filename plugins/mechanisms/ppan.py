@@ -98,7 +98,7 @@ def learning_joint(problem: pb.PrivacyProblem, source: str) -> np.ndarray:
     return counts / counts.sum()
 
 
-class PPAN(pb.MappingMechanism):
+class PPAN(pb.SizeLimited, pb.MappingMechanism):
     """Adversarially learned privatizer (PPAN / GAP) over the finite alphabet."""
 
     name = "ppan"
@@ -120,11 +120,17 @@ class PPAN(pb.MappingMechanism):
         positive_int("ppan: adversary_steps", self.adversary_steps)
         finite_float("ppan: lambda_lr", self.lambda_lr, low=0.0, strict_low=True)
         one_of("ppan: source", self.source, ("auto", "joint", "records"))
-        positive_int("ppan: max_n", self.max_n)
+        super().check_params()  # max_n
+
+    def size_reason(self, n: int) -> str:
+        """The tables are dense."""
+        return "ppan learns dense n x n tables"
 
     def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
-        if problem.n > self.max_n:
-            return True, f"ppan learns dense n x n tables; n = {problem.n} exceeds max_n = {self.max_n}"
+        """The size limit, then a records source without records."""
+        skip, reason = super().skip(problem)
+        if skip:
+            return skip, reason
         if self.source == "records" and problem.records is None:
             return True, "ppan with source=records needs the design users' records"
         return False, None

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 import privbench as pb
-from privbench.protocol.checks import UNUSED, finite_float, positive_int
+from privbench.protocol.checks import UNUSED, finite_float
 
 
 def invariant_matrix(freq: np.ndarray, diagonal: np.ndarray, alpha: float) -> np.ndarray:
@@ -64,7 +64,7 @@ def attribute_levels(coding: pb.ProfileCoding, p_b: np.ndarray, k: int
     return index, freq / freq.sum()
 
 
-class Pram(pb.MappingMechanism):
+class Pram(pb.SizeLimited, pb.MappingMechanism):
     """Invariant PRAM (sdcMicro; Templ, Kowarik, Meindl, JSS 2015) per attribute, Kronecker-combined."""
 
     name = "pram"
@@ -82,14 +82,17 @@ class Pram(pb.MappingMechanism):
     def check_params(self) -> None:
         finite_float("pram: pd", self.pd, low=0.0, high=1.0)
         finite_float("pram: alpha", self.alpha, low=0.0, high=1.0)
-        positive_int("pram: max_n", self.max_n)
+        super().check_params()  # max_n
+
+    def size_reason(self, n: int) -> str:
+        """The mapping is dense."""
+        return "pram builds a dense n x n mapping"
 
     def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
+        """Without the profile coding there is nothing to randomise; then the size limit."""
         if problem.coding is None:
             return True, "pram needs the profile coding (the 'coding' part); this data set has none"
-        if problem.n > self.max_n:
-            return True, f"pram builds a dense n x n mapping; n = {problem.n} exceeds max_n = {self.max_n}"
-        return False, None
+        return super().skip(problem)
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         coding = problem.coding

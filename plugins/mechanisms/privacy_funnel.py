@@ -40,7 +40,7 @@ def cost_rows(problem: pb.PrivacyProblem, step: int = 512) -> np.ndarray:
     return out
 
 
-class PrivacyFunnel(pb.MappingMechanism):
+class PrivacyFunnel(pb.SizeLimited, pb.MappingMechanism):
     """Greedy privacy funnel (Makhdoumi et al., ITW 2014): a deterministic merge of symbols."""
 
     name = "privacy_funnel"
@@ -53,13 +53,11 @@ class PrivacyFunnel(pb.MappingMechanism):
 
     def check_params(self) -> None:
         positive_int("privacy_funnel: candidates", self.candidates)
-        positive_int("privacy_funnel: max_n", self.max_n)
+        super().check_params()  # max_n
 
-    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
-        if problem.n > self.max_n:
-            return True, (f"privacy_funnel keeps an n x n cost table; n = {problem.n} exceeds "
-                          f"max_n = {self.max_n} (raise it with privacy_funnel:max_n=...)")
-        return False, None
+    def size_reason(self, n: int) -> str:
+        """The cost table is dense."""
+        return "privacy_funnel keeps an n x n cost table"
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         state = initial_state(problem.joint, cost_rows(problem), problem.p_b, delta, self.candidates)

@@ -45,7 +45,7 @@ def epsilon_for_budget(S: float, n: int, delta: float) -> float:
     return float(np.log(e_eps)) if e_eps > 1 else 0.0
 
 
-class RandomizedResponse(pb.MappingMechanism):
+class RandomizedResponse(pb.SizeLimited, pb.MappingMechanism):
     """k-ary randomized response over the public alphabet."""
 
     name = "randomized_response"
@@ -66,15 +66,11 @@ class RandomizedResponse(pb.MappingMechanism):
                                 or np.isnan(eps) or eps < 0):
             raise pb.ValidationError(
                 f"randomized_response: epsilon must be a number >= 0; got {eps!r}")
-        if not isinstance(self.max_n, int) or isinstance(self.max_n, bool) or self.max_n < 1:
-            raise pb.ValidationError(
-                f"randomized_response: max_n must be an integer >= 1; got {self.max_n!r}")
+        super().check_params()  # max_n
 
-    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
-        if problem.n > self.max_n:
-            return True, (f"randomized_response builds a dense {problem.n} x {problem.n} "
-                          f"mapping; n exceeds max_n = {self.max_n}")
-        return False, None
+    def size_reason(self, n: int) -> str:
+        """The mapping is dense."""
+        return f"randomized_response builds a dense {n} x {n} mapping"
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         n = problem.n

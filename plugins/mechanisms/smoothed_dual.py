@@ -52,7 +52,7 @@ LN2 = math.log(2.0)
 DUST = 1e-14
 
 
-class SmoothedDual(pb.MappingMechanism):
+class SmoothedDual(pb.SizeLimited, pb.MappingMechanism):
     """Dense entropy-smoothed dual ascent (continuation on τ) with a certified gap ``gap_bits``.
 
     Parameters
@@ -95,19 +95,18 @@ class SmoothedDual(pb.MappingMechanism):
             raise pb.ValidationError(f"{self.name}: tau_ratio must be < 1 (τ must decrease); "
                                      f"got {self.tau_ratio!r}")
         finite_float(f"{self.name}: max_seconds", self.max_seconds, low=0.0, strict_low=True)
-        for name, low in (("max_rounds", 1), ("lbfgs_iterations", 1), ("max_n", 1),
-                          ("threads", 0)):
+        super().check_params()  # max_n
+        for name, low in (("max_rounds", 1), ("lbfgs_iterations", 1), ("threads", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
                 positive_int(f"{self.name}: {name}", value, minimum=low)  # raises, naming it
 
-    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
-        if problem.n > int(self.max_n):
-            return True, (f"smoothed_dual evaluates all n² = {problem.n ** 2} pairs densely "
-                          f"(|A| n² work per evaluation, two n x n arrays); n = {problem.n} "
-                          f"exceeds max_n = {self.max_n} (raise it with "
-                          f"smoothed_dual:max_n={problem.n}, or use sppm, which is sparse)")
-        return False, None
+    size_advice = "or use sppm, which is sparse"
+
+    def size_reason(self, n: int) -> str:
+        """Every pair, densely."""
+        return (f"smoothed_dual evaluates all n² = {n ** 2} pairs densely (|A| n² work per "
+                "evaluation, two n x n arrays)")
 
     def prepare(self, problem: pb.PrivacyProblem, context: pb.RunContext) -> None:
         """Compile the numba kernels once per process on 3-symbol arrays, untimed (the

@@ -34,6 +34,7 @@ import scipy.optimize as so
 
 from privbench import PrivacyProblem
 
+from .._softmin import soft_weights
 from .leakage import leakage_nats, output_joint
 from .pricing import BLOCK_ENTRIES
 
@@ -56,8 +57,6 @@ LOGIT_BOUND = 30.0
 VIOLATION = 1e-12
 
 
-#: soft-min terms below e^-CUTOFF of the largest are dropped (no denormals, no work)
-CUTOFF = 60.0
 
 
 @numba.njit(cache=True)
@@ -77,21 +76,13 @@ def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w):  # pragma: no cove
         lo, hi = starts[j], starts[j + 1]
         if lo == hi:
             continue
-        m = np.inf
         for t in range(lo, hi):
             c = nu * d[t]
             i = rows[t]
             for a in range(k):
                 c += ST[j, a] * LT[i, a]
             w[t] = c
-            if c < m:
-                m = c
-        z = 0.0
-        for t in range(lo, hi):
-            x = (m - w[t]) * inv
-            e = math.exp(x) if x > -CUTOFF else 0.0
-            w[t] = e
-            z += e
+        m, z = soft_weights(w, lo, hi, inv)
         value += p_b[j] * (m - tau * math.log(z))
         for t in range(lo, hi):
             x = w[t] / z
