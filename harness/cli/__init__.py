@@ -82,6 +82,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("privbench: interrupted", file=sys.stderr)
         return 130
+    except SystemExit as exc:
+        if isinstance(exc.__context__, BrokenPipeError):  # rich's own exit on a closed pipe
+            return _quiet_closed_pipe()
+        if exc.code in (None, 0, 1, 2, 3):
+            raise  # argparse and our own exits
+        print(f"privbench {args.command}: a plugin called sys.exit({exc.code!r})", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - no traceback reaches the terminal
+        if os.environ.get("PRIVBENCH_DEBUG") == "1":
+            raise
+        print(f"privbench {args.command}: internal error: {type(exc).__name__}: "
+              f"{str(exc)[:300]} (PRIVBENCH_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

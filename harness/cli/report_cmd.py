@@ -11,6 +11,8 @@ from pathlib import Path
 
 from privbench.cli import sweep_cmd
 from privbench.host.manager import get_host
+from privbench.protocol.abort import plugin_code
+from privbench.protocol.errors import PluginError, PrivbenchError, StoreWriteError
 from privbench.results.store import DEFAULT_DB
 
 
@@ -37,6 +39,16 @@ def run(args: argparse.Namespace) -> int:
     for spec in args.sweep:  # an invalid sweep raises: exit 2 (3 for the store), no report
         sweep_cmd.run(sweep_cmd.request(spec, db=args.db, resume=True, executor=args.executor,
                                         workers=args.workers, keep_stale=args.keep_stale))
-    path = cls.create().report(args.db, args.out)
+    try:
+        with plugin_code(f"reporter {args.reporter!r}"):
+            path = cls.create().report(args.db, args.out)
+    except PrivbenchError:
+        raise
+    except OSError as exc:  # a full disk, an unwritable folder
+        raise StoreWriteError(f"report {args.out}: cannot write: {exc.strerror or exc}"
+                              f"{f' ({exc.filename})' if exc.filename else ''}") from None
+    except Exception as exc:  # noqa: BLE001 - a reporter plugin's bug, named
+        raise PluginError(f"reporter {args.reporter!r} failed: {type(exc).__name__}: "
+                          f"{str(exc)[:300]}") from None
     print(f"wrote {path}")
     return 0

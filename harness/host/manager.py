@@ -35,6 +35,7 @@ from typing import Any
 import pluggy
 
 from privbench.host import hookspecs
+from privbench.protocol.abort import plugin_code
 from privbench.protocol.dataset import DatasetAdapter
 from privbench.protocol.errors import PluginAbort, PluginError
 from privbench.protocol.executor import Executor, Reporter
@@ -268,7 +269,8 @@ class PluginHost:
                                       status, reason, _plugin, _source.module, cls)
 
                 try:
-                    classes = self._call_one(hook_name, impl.plugin_name)
+                    with plugin_code(f"hook {hook_name} of plugin {impl.plugin_name!r}"):
+                        classes = self._call_one(hook_name, impl.plugin_name)
                     self._log(f"{impl.plugin_name}.{hook_name} -> {classes!r}")
                 except Exception as exc:  # noqa: BLE001
                     rows.append(row(impl.plugin_name, "broken", f"{hook_name} failed: "
@@ -402,7 +404,8 @@ def _availability(cls: type) -> tuple[str, str]:
     check = getattr(cls, "available", None)
     if callable(check):
         try:
-            ok, reason = check()
+            with plugin_code(f"{getattr(cls, 'name', cls)}.available()"):
+                ok, reason = check()
         except Exception as exc:  # noqa: BLE001
             return "broken", f"available() failed: {exc}"
         if not ok:

@@ -21,6 +21,15 @@ def validate_mapping(mapping: Any, n: int) -> sp.csc_array:
     """
     if mapping is None:
         raise InvalidMappingError("mechanism returned no mapping")
+    dtype = getattr(mapping, "dtype", None)
+    if dtype is None:
+        try:
+            dtype = np.asarray(mapping).dtype
+        except (TypeError, ValueError):
+            dtype = None
+    if dtype is not None and np.dtype(dtype).kind not in "biuf":
+        what = "complex" if np.dtype(dtype).kind == "c" else f"{np.dtype(dtype).name}"
+        raise InvalidMappingError(f"mapping has {what} entries; expected real probabilities")
     try:
         X = sp.csc_array(mapping, dtype=float)
     except (TypeError, ValueError) as exc:

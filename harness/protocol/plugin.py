@@ -11,6 +11,7 @@ import inspect
 import re
 from typing import Any, ClassVar
 
+from privbench.protocol.abort import plugin_code
 from privbench.protocol.errors import PluginError, ValidationError
 
 
@@ -125,14 +126,15 @@ class Parametrized:
                 f"{', '.join(unknown)}; accepted: {', '.join(accepted) or '(none)'}"
             )
         try:
-            obj = cls(**params)
-            try:
-                obj.check_params()  # the plugin's own message comes first
-            except ValidationError:
-                raise
-            except Exception:
-                cls.check_types(params)  # a TypeError from comparing "abc" with 0
-                raise
+            with plugin_code(f"{cls.kind or 'plugin'} {cls.name!r}"):
+                obj = cls(**params)
+                try:
+                    obj.check_params()  # the plugin's own message comes first
+                except ValidationError:
+                    raise
+                except Exception:
+                    cls.check_types(params)  # a TypeError from comparing "abc" with 0
+                    raise
             cls.check_types(params)
             return obj
         except Exception as exc:  # noqa: BLE001 - re-raised with context

@@ -14,6 +14,7 @@ import signal
 import threading
 from collections.abc import Iterator
 
+from privbench.protocol.abort import plugin_code
 from privbench.protocol.errors import PluginAbort
 
 #: how often an ignored timeout is raised again
@@ -24,14 +25,6 @@ __all__ = ["PluginAbort", "RunTimeout", "plugin_code", "time_limit"]
 
 class RunTimeout(BaseException):
     """Raised inside a run when its time budget is exhausted (not an ``Exception``)."""
-
-
-_user_interrupted = threading.Event()
-
-
-def _on_sigint(signum: int, frame: object) -> None:
-    _user_interrupted.set()
-    raise KeyboardInterrupt
 
 
 def _main_thread() -> bool:
@@ -55,26 +48,3 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-
-
-@contextlib.contextmanager
-def plugin_code(what: str) -> Iterator[None]:
-    """Turn ``SystemExit``/``KeyboardInterrupt`` raised by plugin code into :class:`PluginAbort`.
-
-    A genuine Ctrl-C (SIGINT seen by the handler installed here) propagates unchanged.
-    """
-    installed = _main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    if installed:
-        signal.signal(signal.SIGINT, _on_sigint)
-    _user_interrupted.clear()
-    try:
-        yield
-    except SystemExit as exc:
-        raise PluginAbort(f"{what} called sys.exit({exc.code!r})") from None
-    except KeyboardInterrupt:
-        if _user_interrupted.is_set():
-            raise
-        raise PluginAbort(f"{what} raised KeyboardInterrupt") from None
-    finally:
-        if installed:
-            signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -27,9 +27,17 @@ from privbench.running.fingerprint import run_fingerprint
 from privbench.running.guards import PluginAbort, RunTimeout, plugin_code, time_limit
 from privbench.running.problems import load_problem, run_view
 from privbench.running.provenance import provenance
-from privbench.running.records import RECORD_FIELDS, fill_metrics, fill_stats, plain
+from privbench.running.records import (
+    RECORD_FIELDS,
+    RUNNER_FIELDS,
+    fill_metrics,
+    fill_stats,
+    plain,
+)
 from privbench.running.resources import ResourceMeter
 from privbench.running.specs import RunSpec
+from privbench.running.validate import check_result
+from privbench.running.writers import merge_metric
 
 #: relative slack allowed on E[d] <= Δ
 BUDGET_TOL = 1e-9
@@ -77,6 +85,7 @@ def compute_metrics(
     """Run every default metric that applies, plus the ``requested`` ones, minus the
     ``skipped`` ones; ``metric_seconds`` says what each one took (wall seconds)."""
     values: dict[str, Any] = {}
+    owners: dict[str, str] = {}  # one writer per value (running/writers.py)
     available = get_host().metrics()
     unknown = [m for m in (*requested, *skipped) if m not in available]
     if unknown:
@@ -86,12 +95,14 @@ def compute_metrics(
     for name, cls in sorted(available.items()):
         if name in skipped or not (cls.default or name in requested):
             continue
-        metric = cls()
-        if not metric.applies(problem, result):
-            continue
         started = time.perf_counter()
         try:
-            values.update(metric.compute(problem, result, delta=delta, seed=seed))
+            with plugin_code(f"metric {name!r}"):
+                metric = cls()
+                if not metric.applies(problem, result):
+                    continue
+                produced = metric.compute(problem, result, delta=delta, seed=seed)
+            merge_metric(values, owners, name, cls, produced, RUNNER_FIELDS)
         except Exception as exc:  # noqa: BLE001 - a broken metric must not sink the run
             values[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
         seconds[name] = time.perf_counter() - started
@@ -133,7 +144,13 @@ def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = 
         record["metrics"]["traceback"] = traceback.format_exc(limit=8)
     record["provenance"] = {**provenance(), **record.pop("data_files", {})}
     _stamp(record, spec)
-    return plain(record)
+    try:
+        return plain(record)
+    except RecursionError:  # a metric's value that refers to itself or nests thousands deep
+        record.update(status="invalid", error="a metric returned a value that refers to "
+                      f"itself or nests too deeply (metrics: {', '.join(map(str, record['metrics']))[:200]})",
+                      metrics={})
+        return plain(record)
 
 
 def _create(spec: RunSpec) -> Mechanism:
@@ -143,6 +160,16 @@ def _create(spec: RunSpec) -> Mechanism:
                       "protocol; define prepare() and run() instead (docs/hooks.md)",
                       DeprecationWarning, stacklevel=2)
     return mechanism  # type: ignore[return-value]
+
+
+def _repr(mechanism: Mechanism, spec: RunSpec) -> str:
+    """The mechanism's repr; a ``__repr__`` that raises or exits costs only this field."""
+    try:
+        with plugin_code(f"mechanism {spec.mechanism!r} (__repr__)"):
+            text = repr(mechanism)
+    except Exception as exc:  # noqa: BLE001 - PluginAbort included
+        return f"{spec.mechanism} (repr failed: {type(exc).__name__}: {str(exc)[:100]})"
+    return text if isinstance(text, str) else str(spec.mechanism)
 
 
 def _skip_reason(mechanism: Mechanism, problem: PrivacyProblem) -> str | None:
@@ -176,22 +203,23 @@ def _solve(mechanism: Mechanism, problem: PrivacyProblem, delta: float, spec: Ru
 
 
 def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None) -> None:
-    problem = load_problem(spec.dataset, spec.dataset_params)
+    with plugin_code(f"dataset {spec.dataset!r}"):
+        problem = load_problem(spec.dataset, spec.dataset_params)
     record.update(n=problem.n, prior_mi_bits=problem.prior_mi_bits)
     if problem.meta.get("data_files"):  # which exact files (sha256) the run read
         record["data_files"] = {"data_files": dict(problem.meta["data_files"])}
     record["metrics"]["dataset_name"] = problem.name
     mechanism = _create(spec)
     delta = delta_value(spec.delta, mechanism.delta_role)
-    record["metrics"]["mechanism_repr"] = repr(mechanism)
+    record["metrics"]["mechanism_repr"] = _repr(mechanism, spec)
     view = run_view(problem)
-    reason = _skip_reason(mechanism, view)
+    with plugin_code(f"mechanism {spec.mechanism!r} (skip)"):
+        reason = _skip_reason(mechanism, view)
     if reason:
         record.update(status="skip", error=reason)
         return
     result = _solve(mechanism, view, delta, spec, record, on_progress)
-    if not isinstance(result, MechanismResult):
-        raise InvalidMappingError(f"mechanism returned {type(result).__name__}; expected a MechanismResult")
+    result = check_result(result, mechanism.output)
     if result.kind == MAPPING:
         result.mapping = validate_mapping(result.mapping, problem.n)
     fill_metrics(record, compute_metrics(run_view(problem), result, delta=delta, seed=spec.seed,

@@ -1,0 +1,40 @@
+"""One writer per record field: which metric may write which value of a run's record.
+
+A metric writes a top-level record field (``mi_bits``, ``distortion``, ...) only if it
+declares that field among its ``outputs``, never a field the runner fills (``status``,
+``runtime_s``, ...), and never a value another metric of the same run already wrote. A
+metric that tries loses the offending values and gets an error of its own
+(``<metric>_error``); the true value stays. So a rogue metric returning ``mi_bits = -42``
+cannot change a stored leakage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from privbench.protocol.record import RECORD_FIELDS
+
+
+def merge_metric(values: dict[str, Any], owners: dict[str, str], name: str, cls: type,
+                 produced: Any, runner_fields: tuple[str, ...]) -> None:
+    """Merge metric ``name``'s ``produced`` values into ``values`` (``owners``: value ->
+    the metric that wrote it), refusing what it may not write."""
+    if not isinstance(produced, dict):
+        values[f"{name}_error"] = (f"compute() returned {type(produced).__name__}; expected a "
+                                   "dict of output name -> value")
+        return
+    declared = {getattr(o, "name", None) for o in getattr(cls, "outputs", ()) or ()}
+    refused: list[str] = []
+    for key, value in produced.items():
+        key = str(key)
+        if key in owners and owners[key] != name:
+            refused.append(f"{key} (written by metric {owners[key]!r})")
+        elif key in RECORD_FIELDS and key not in declared:
+            what = "the runner's" if key in runner_fields else "a record field it does not declare"
+            refused.append(f"{key} ({what})")
+        else:
+            values[key] = value
+            owners[key] = name
+    if refused:
+        values[f"{name}_error"] = (f"metric {name!r} may not write {', '.join(refused)}; "
+                                   "those values were dropped")

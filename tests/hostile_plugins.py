@@ -1,0 +1,120 @@
+"""Hostile plugins for the trust tests (loaded with PRIVBENCH_PLUGIN_MODULES=hostile_plugins).
+
+Each returns or does one thing a careless or malicious plugin could, selected by its
+``what`` parameter, so one class covers a family of cases.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+import privbench as pb
+
+
+def _act(what: str, where: str) -> None:
+    if what == f"exit_in_{where}":
+        sys.exit(7)
+    if what == f"interrupt_in_{where}":
+        raise KeyboardInterrupt
+
+
+class Returns(pb.MappingMechanism):
+    """Identity, but its result is damaged as ``what`` says."""
+
+    name = "hostile_returns"
+
+    def __init__(self, what: str = "nothing", value: Any = None) -> None:
+        self.what = what
+        self.value = value
+        _act(what, "init")
+
+    def check_params(self) -> None:
+        _act(self.what, "check_params")
+
+    def skip(self, problem):
+        _act(self.what, "skip")
+        return False, None
+
+    def __repr__(self) -> str:
+        _act(self.what, "repr")
+        return super().__repr__()
+
+    def run(self, problem, delta):
+        eye = np.eye(problem.n)
+        what = self.what
+        if what == "unknown_kind":
+            return pb.MechanismResult(kind="banana", mapping=eye)
+        if what == "empty_records":
+            return pb.MechanismResult(kind="records", records=np.empty((0, 3)))
+        if what == "empty_selection":
+            return pb.MechanismResult(kind="selection", selection=[])
+        if what == "gap":
+            return self.result(eye, gap_bits=self.value)
+        if what == "self_stats":
+            stats: dict[str, Any] = {"a": 1}
+            stats["me"] = stats
+            return self.result(eye, info=stats)
+        if what == "deep_stats":
+            deep: list[Any] = []
+            for _ in range(5000):
+                deep = [deep]
+            return self.result(eye, info=deep)
+        if what == "complex":
+            return pb.MechanismResult(kind="mapping", mapping=eye * (1 + 0j) + 1e-3j * eye)
+        return self.result(eye)
+
+
+class Rogue(pb.Metric):
+    """Writes over fields it does not own (only when requested: -M hostile_rogue)."""
+
+    name = "hostile_rogue"
+    default = False
+
+    def compute(self, problem, result, *, delta, seed=None):
+        return {"mi_bits": -42.0, "status": "ok", "runtime_s": 0.0, "rogue_note": "here"}
+
+
+class Exits(pb.Metric):
+    name = "hostile_exits"
+    default = False
+
+    def compute(self, problem, result, *, delta, seed=None):
+        sys.exit(5)
+
+
+@pb.hookimpl
+def privbench_register_mechanisms():
+    return [Returns]
+
+
+@pb.hookimpl
+def privbench_register_metrics():
+    return [Rogue, Exits]
+
+
+class Raises(pb.Reporter):
+    """A reporter that fails as PRIVBENCH_HOSTILE_REPORTER says (exit, raise, disk full)."""
+
+    name = "hostile_reporter"
+
+    def __init__(self) -> None:
+        pass
+
+    def report(self, db_path, out_dir):
+        import errno
+        import os
+
+        how = os.environ.get("PRIVBENCH_HOSTILE_REPORTER", "raise")
+        if how == "exit":
+            sys.exit(4)
+        if how == "full":
+            raise OSError(errno.ENOSPC, "No space left on device", str(out_dir / "index.html"))
+        raise RuntimeError("reporter bug")
+
+
+@pb.hookimpl
+def privbench_register_reporters():
+    return [Raises]

@@ -1,0 +1,141 @@
+"""Hostile plugins fail their own run, named, and never bend another value (issue 32)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+import privbench as pb
+from privbench.cli import main
+from privbench.host import manager as host_module
+from privbench.running.specs import RunSpec
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.fixture
+def hostile(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.setenv("PRIVBENCH_PLUGIN_MODULES", "hostile_plugins")
+    previous = host_module.set_host(pb.PluginHost(env=dict(os.environ)))
+    yield
+    host_module.set_host(previous)
+
+
+def _run(what: str, value=None, metrics: tuple[str, ...] = ()) -> dict:
+    params = {"what": what} if value is None else {"what": what, "value": value}
+    spec = RunSpec(mechanism="hostile_returns", mechanism_params=params, dataset="synthetic",
+                   dataset_params={"m": 2}, delta=1.0, metrics=metrics)
+    return pb.execute_run(spec)
+
+
+def test_a_rogue_metric_cannot_overwrite_fields(hostile) -> None:
+    record = _run("nothing", metrics=("hostile_rogue",))
+    assert record["status"] == "ok"
+    assert record["mi_bits"] == pytest.approx(record["prior_mi_bits"])  # identity: I(A;B)
+    assert record["mi_bits"] >= 0 and record["runtime_s"] > 0
+    error = record["metrics"]["hostile_rogue_error"]
+    assert "mi_bits" in error and "status" in error and "runtime_s" in error
+    assert record["metrics"]["rogue_note"] == "here"  # its own value is kept
+    assert "mi_bits" not in record["metrics"]
+
+
+@pytest.mark.parametrize(("what", "value", "message"), [
+    ("unknown_kind", None, "result kind 'banana' is unknown"),
+    ("empty_records", None, "result kind 'records' but the mechanism declares"),
+    ("empty_selection", None, "result kind 'selection' but the mechanism declares"),
+    ("gap", -5.0, "gap_bits = -5.0 is not a finite number >= 0"),
+    ("gap", "lots", "gap_bits = 'lots' is not a number"),
+    ("complex", None, "mapping has complex entries"),
+    ("self_stats", None, "refers to itself"),
+    ("deep_stats", None, "nests deeper than"),
+])
+def test_damaged_results_are_invalid(hostile, what, value, message) -> None:
+    record = _run(what, value)
+    assert record["status"] == "invalid", record["error"]
+    assert message in record["error"]
+
+
+def test_empty_records_and_selection_are_invalid() -> None:
+    from privbench.protocol.errors import InvalidMappingError
+    from privbench.running.validate import check_result
+
+    with pytest.raises(InvalidMappingError, match="holds no records"):
+        check_result(pb.MechanismResult(kind="records", records=[]), "records")
+    with pytest.raises(InvalidMappingError, match="selects nothing"):
+        check_result(pb.MechanismResult(kind="selection", selection=[]), "selection")
+    check_result(pb.MechanismResult(kind="selection", selection=[("a",)]), "selection")
+
+
+@pytest.mark.parametrize("where", ["init", "check_params"])
+@pytest.mark.parametrize("how", ["exit", "interrupt"])
+def test_exits_at_plan_time_are_a_clear_error(hostile, capsys, where, how) -> None:
+    code = main(["run", "-m", f"hostile_returns:what={how}_in_{where}", "-d", "synthetic:m=2",
+                 "--delta", "1", "--no-store"])
+    err = capsys.readouterr().err
+    assert code == 2 and "hostile_returns" in err
+    assert ("sys.exit(7)" if how == "exit" else "KeyboardInterrupt") in err
+
+
+@pytest.mark.parametrize("where", ["skip", "repr"])
+def test_exits_at_run_time_fail_only_that_run(hostile, where) -> None:
+    record = _run(f"exit_in_{where}")
+    if where == "repr":  # costs only the repr field
+        assert record["status"] == "ok" and "repr failed" in record["metrics"]["mechanism_repr"]
+    else:
+        assert record["status"] == "error" and "sys.exit(7)" in record["error"]
+        assert "hostile_returns" in record["error"]
+
+
+def test_a_metric_that_exits_fails_only_itself(hostile) -> None:
+    record = _run("nothing", metrics=("hostile_exits",))
+    assert record["status"] == "ok" and record["mi_bits"] is not None
+    assert "sys.exit(5)" in record["metrics"]["hostile_exits_error"]
+
+
+def test_a_registration_hook_that_exits_is_a_broken_plugin() -> None:
+    class ExitingHook:
+        @pb.hookimpl
+        def privbench_register_mechanisms(self):
+            sys.exit(3)
+
+    host = pb.PluginHost(autoload=False)
+    host.register(ExitingHook(), name="exiting")
+    [row] = [p for p in host.plugins() if p.plugin == "exiting"]
+    assert row.status == "broken" and "sys.exit(3)" in row.reason
+
+
+@pytest.mark.parametrize(("how", "code", "message"), [
+    ("exit", 2, "reporter 'hostile_reporter' called sys.exit(4)"),
+    ("raise", 2, "reporter 'hostile_reporter' failed: RuntimeError: reporter bug"),
+    ("full", 3, "No space left on device"),
+])
+def test_a_failing_reporter_is_one_line(hostile, tmp_path, capsys, monkeypatch, how, code,
+                                        message) -> None:
+    db = tmp_path / "r.sqlite"
+    assert main(["run", "-m", "identity", "-d", "synthetic:m=2", "--delta", "1",
+                 "--db", str(db)]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("PRIVBENCH_HOSTILE_REPORTER", how)
+    assert main(["report", "--db", str(db), "--out", str(tmp_path / "out"),
+                 "--reporter", "hostile_reporter"]) == code
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_closed_stdout_is_one_line(tmp_path) -> None:
+    import subprocess
+
+    db = tmp_path / "r.sqlite"
+    assert main(["run", "-m", "identity", "-d", "synthetic:m=2", "--delta", "1", "--delta",
+                 "2", "--db", str(db)]) == 0
+    proc = subprocess.Popen([sys.executable, "-m", "privbench", "results", "--db", str(db)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader left before anything was printed
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert "Traceback" not in err
+    assert proc.returncode == 1 and err == ""  # quiet, like a command cut by `head`
