@@ -88,7 +88,7 @@ def test_resume_reruns_only_the_runs_of_an_edited_plugin(module_plugin, tmp_path
     db = tmp_path / "r.sqlite"
     spec = tmp_path / "grid.toml"
     spec.write_text('mechanisms = ["mine", "identity"]\ndatasets = ["synthetic:m=2"]\n'
-                    'deltas = [0.5, 1.0]\n')
+                    'deltas = [0.5, 1.0]\nbaselines = false\n')
     assert main(["sweep", str(spec), "--db", str(db)]) == 0
     assert main(["sweep", str(spec), "--db", str(db), "--resume"]) == 0
     assert "resume: 4 stored, 0 to run of 4" in capsys.readouterr().err
@@ -119,7 +119,8 @@ def test_a_row_without_fingerprint_is_stale(tmp_path, capsys) -> None:
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE runs SET fingerprint = NULL")
     spec = tmp_path / "one.toml"
-    spec.write_text('mechanisms = ["identity"]\ndatasets = ["synthetic:m=2"]\ndeltas = [1.0]\n')
+    spec.write_text('mechanisms = ["identity"]\ndatasets = ["synthetic:m=2"]\ndeltas = [1.0]\n'
+                    "baselines = false\n")
     assert main(["sweep", str(spec), "--db", str(db), "--resume"]) == 0
     assert "0 stored, 1 stale re-run" in capsys.readouterr().err
 

@@ -21,7 +21,7 @@ def test_a_grid_is_deduplicated_after_normalising(tmp_path: Path) -> None:
 def test_a_sweep_file_with_repeated_entries_stores_each_run_once(tmp_path: Path) -> None:
     spec = tmp_path / "dup.toml"
     spec.write_text('mechanisms = ["identity", "identity"]\ndatasets = ["synthetic:m=2"]\n'
-                    "deltas = [0.5, 0.5, 0.50]\n")
+                    "deltas = [0.5, 0.5, 0.50]\nbaselines = false\n")
     db = tmp_path / "r.sqlite"
     assert main(["sweep", str(spec), "--db", str(db)]) == 0
     with sqlite3.connect(db) as conn:
@@ -36,7 +36,8 @@ def _claim(db: Path, key: str, age_s: float) -> None:
 
 def test_a_claim_of_a_dead_sweep_on_another_host_expires(tmp_path: Path, capsys) -> None:
     spec = tmp_path / "two.toml"
-    spec.write_text('mechanisms = ["identity"]\ndatasets = ["synthetic:m=2"]\ndeltas = [0.5, 1]\n')
+    spec.write_text('mechanisms = ["identity"]\ndatasets = ["synthetic:m=2"]\ndeltas = [0.5, 1]\n'
+                    "baselines = false\n")
     db = tmp_path / "r.sqlite"
     keys = [line for line in _dry_run(spec, capsys)]
     from privbench.results.store import ResultStore
