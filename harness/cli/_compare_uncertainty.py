@@ -44,6 +44,21 @@ def _interval_cell(metrics: Any, out: Output) -> str:
     return f"[{_fmt(float(ci[0]))}, {_fmt(float(ci[1]))}]"
 
 
+def _over_budget(row: pd.Series, budget: float) -> bool:
+    """True when the run's E[d] exceeds the budget it was asked for (a mechanism that
+    reads Δ otherwise, or ignores it): its leakage is not comparable at this budget."""
+    d = row.get("distortion")
+    return d is not None and not pd.isna(d) and float(d) > budget * (1 + 1e-6) + 1e-12
+
+
+def _distortion_cell(row: pd.Series, budget: float) -> str:
+    """E[d] of the run, marked when it spends more than the budget (not comparable)."""
+    d = row.get("distortion")
+    if d is None or pd.isna(d):
+        return "—"
+    return f"{float(d):.4g}" + (" > Δ" if _over_budget(row, budget) else "")
+
+
 def _within_gap(a: pd.Series, b: pd.Series, diff: float, out: Output) -> bool:
     """Both runs certify their leakage to within gap_bits and the difference is smaller."""
     if out.name != "mi_bits":
@@ -82,7 +97,7 @@ def verdict(a: pd.Series, b: pd.Series, out: Output) -> str:
     if not diff.significant:
         return f"{span} ({how}): {NOT_DISTINGUISHABLE}"
     if _within_gap(a, b, diff.estimate, out):
-        return f"{span}: {WITHIN_GAP}"
+        return f"{span} ({how}): {WITHIN_GAP}"
     better = diff.high < 0 if out.direction != "higher" else diff.low > 0
     return f"{span} ({how}): significant, {'more' if better else 'less'} private"
 
@@ -101,16 +116,20 @@ def uncertainty_tables(collapsed: pd.DataFrame, budgets: list[float], out: Outpu
         if at.empty or not (has_ci.any() or (at.get("replicates", 1) > 1).any()):
             continue
         order = values[at.index].sort_values(ascending=out.direction != "higher")
-        at = at.loc[order.index]
+        within = ~at.loc[order.index].apply(lambda r: _over_budget(r, b), axis=1)
+        at = pd.concat([at.loc[order.index][within], at.loc[order.index][~within]])
         best = at.iloc[0]
         table = Table(title=escape(f"{instance}: {out.name} at Δ = {b:g}, 95 % intervals over "
                                    f"resampled users; differences to {best['label']} (paired "
                                    "bootstrap, or over replicates)"))
-        for col in ("mechanism", out.name, "95 % interval", f"vs {best['label']}"):
+        for col in ("mechanism", out.name, "95 % interval", "E[d]", f"vs {best['label']}"):
             table.add_column(escape(col), justify="left" if col == "mechanism" else "right")
         for idx, row in at.iterrows():
-            other = "—" if idx == best.name else verdict(row, best, out)
+            other = ("—" if idx == best.name else
+                     "spends more than Δ: not compared" if _over_budget(row, b)
+                     else verdict(row, best, out))
             table.add_row(escape(str(row["label"])), _value_cell(row, float(values[idx]), out),
-                          _interval_cell(row["metrics"], out), escape(other))
+                          _interval_cell(row["metrics"], out), _distortion_cell(row, b),
+                          escape(other))
         tables.append(table)
     return tables
