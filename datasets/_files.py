@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from privbench.protocol.env import env_flag
 from privbench.protocol.errors import DataError, ValidationError
 
 DATA_ENV = "PRIVBENCH_DATA_DIR"
@@ -264,7 +265,8 @@ def verify_cached(source: Source, spec: FileSpec) -> None:
 
 
 def offline() -> bool:
-    return os.environ.get(OFFLINE_ENV, "").strip().lower() in ("1", "true", "yes")
+    """PRIVBENCH_OFFLINE, strictly: an unknown value is refused, never read as online."""
+    return env_flag(OFFLINE_ENV)
 
 
 def locate(spec: FileSpec, data_dir: str | os.PathLike[str] | None = None, *,

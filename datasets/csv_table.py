@@ -89,6 +89,49 @@ def _bins(value: Any, public: list[str]) -> dict[str, int]:
     return out
 
 
+#: cells of the dense one-hot feature matrix (for record mechanisms) built at most; a
+#: table with a million distinct values gets no feature matrix rather than terabytes
+MAX_ONE_HOT_CELLS = 2**26
+
+
+def _one_hot_or_none(codes: np.ndarray, sizes: list[int]) -> np.ndarray | None:
+    if codes.shape[0] * int(sum(sizes)) > MAX_ONE_HOT_CELLS:
+        return None
+    return one_hot(codes, sizes)
+
+
+def _check_text(path: Path) -> None:
+    """Refuse a file that is not text (NUL bytes in its first block, as in
+    /proc/self/environ) before any of it can reach an error message."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError as exc:
+        raise pb.DataError(f"csv: cannot read {path}: {exc.strerror or exc}") from None
+    if b"\0" in head:
+        raise pb.DataError(f"csv: {path} is not a text table (it holds NUL bytes); expected "
+                           "a delimited text file with a header row")
+
+
+def _listing(columns: list[str]) -> str:
+    """The header's names for an error message, only when they look like column names
+    (a header of very long 'names' is more likely a file's content than its columns)."""
+    if len(columns) > 200 or any(len(c) > 80 or not c.isprintable() for c in columns):
+        return (f"its first line does not look like a header of column names ({len(columns)} "
+                f"field(s), up to {max(map(len, columns), default=0)} characters long); is it "
+                "a CSV file with a header row, and is sep= right?")
+    return f"columns: {', '.join(columns)}"
+
+
+def _label_order(label: str) -> tuple[float, str]:
+    """Numbers in numeric order (2 before 10), then text; ties (02134, 2134) by spelling."""
+    try:
+        number = float(label)
+    except ValueError:
+        return (np.inf, label)
+    return (number if np.isfinite(number) else np.inf, label)
+
+
 class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
     """A table of users, one per row, with a header row naming the columns.
 
@@ -140,6 +183,7 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
         if not path.is_file():
             raise pb.DataError(f"csv: {path} does not exist or is not a file")
         sep = "\t" if self.sep in ("tab", "\\t") else self.sep
+        _check_text(path)
         try:
             frame = pd.read_csv(path, sep=sep, dtype=str, encoding=self.encoding,
                                 keep_default_na=False, na_values=list(MISSING_MARKERS),
@@ -156,11 +200,22 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
                                "pass encoding=latin-1 or the file's encoding") from None
         except (OSError, LookupError) as exc:
             raise pb.DataError(f"csv: cannot read {path}: {exc}") from None
+        header = self._header(path, sep)
+        dup = sorted({c for c in header if header.count(c) > 1})
+        if dup:  # pandas would rename the second `p` to `p.1` without a word
+            raise pb.DataError(f"csv: {path}: duplicate column name(s) "
+                               f"{', '.join(map(repr, dup))} in the header (line 1)")
         frame.columns = [str(c).strip() for c in frame.columns]
-        dup = frame.columns[frame.columns.duplicated()].tolist()
-        if dup:
-            raise pb.DataError(f"csv: {path}: duplicate column name(s) {', '.join(dup)}")
         return frame
+
+    def _header(self, path: Path, sep: str) -> list[str]:
+        """The header's names as written (stripped), read without pandas' renaming."""
+        try:
+            raw = pd.read_csv(path, sep=sep, dtype=str, encoding=self.encoding, header=None,
+                              nrows=1, keep_default_na=False, skipinitialspace=True)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError, UnicodeDecodeError):
+            return []
+        return [str(c).strip() for c in raw.iloc[0].tolist()] if len(raw) else []
 
     def _line_of(self, row: int) -> int:
         """The line of the file where data row ``row`` (0-based) starts.
@@ -215,7 +270,7 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
         alphabet, design = sampled.alphabet, sampled.design
         if distortion == "hamming":
             points = alphabet.codes
-            features = one_hot(code_matrix, [len(v) for v in value_labels])
+            features = _one_hot_or_none(code_matrix, [len(v) for v in value_labels])
         else:
             points = np.column_stack([values[k][alphabet.codes[:, k]]
                                       for k in range(len(public))])
@@ -232,7 +287,7 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
             attributes=public,
             private_labels=labels,
             records=records,
-            features=features[design],
+            features=None if features is None else features[design],
             name=f"csv[{Path(str(self.path)).name}{sampling.label()}]",
             meta={"source": str(Path(str(self.path)).expanduser()), "private": private_col,
                   "public": ", ".join(public), "distortion": distortion, "missing": missing,
@@ -247,12 +302,13 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
         private_col = self.private.strip()
         if private_col not in columns:
             raise pb.ValidationError(f"csv: unknown private column {private_col!r} in "
-                                     f"{self.path}; columns: {', '.join(columns)}")
+                                     f"{self.path}; {_listing(columns)}")
         public = _names(self.public, "public") or [c for c in columns if c != private_col]
         unknown = [c for c in public if c not in columns]
         if unknown:
-            raise pb.ValidationError(f"csv: unknown public column(s) {', '.join(unknown)} in "
-                                     f"{self.path}; columns: {', '.join(columns)}")
+            raise pb.ValidationError(f"csv: unknown public column(s) "
+                                     f"{', '.join(c[:40] for c in unknown)} in {self.path}; "
+                                     f"{_listing(columns)}")
         if private_col in public:
             raise pb.ValidationError(f"csv: column {private_col!r} cannot be both private and "
                                      "public")
@@ -323,19 +379,25 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
                 labels.append(MISSING_LABEL)
                 mids = np.append(mids, np.nan)
             return codes, mids, labels
-        if is_numeric:
+        if is_numeric and numeric_needed:
             full = pd.to_numeric(column, errors="coerce")
             distinct = np.unique(full.dropna().to_numpy(dtype=float))
-            codes = np.searchsorted(distinct, full.fillna(np.inf).to_numpy())
+            codes = np.searchsorted(distinct, full.fillna(0.0).to_numpy())
             labels = [int(v) if float(v).is_integer() else float(v) for v in distinct]
-            if full.isna().any():
+            if full.isna().any():  # a code of its own, never a number's (inf included)
+                codes = np.where(full.isna().to_numpy(), len(distinct), codes)
                 labels.append(MISSING_LABEL)
                 distinct = np.append(distinct, np.nan)
             return codes.astype(np.int64), distinct, labels
-        filled = column.fillna(MISSING_LABEL).astype(str).str.strip()
-        labels = sorted(set(filled) - {MISSING_LABEL}) + (
-            [MISSING_LABEL] if (filled == MISSING_LABEL).any() else [])
-        codes = pd.Categorical(filled, categories=labels).codes.astype(np.int64)
+        # categories as written in the file: under Hamming the zip codes 02134 and 2134
+        # are two values (numbers only where a numeric distortion or bucketing asks)
+        missing = column.isna().to_numpy()
+        written = column.astype(str).str.strip().to_numpy(dtype=object)
+        distinct = sorted(set(written[~missing]), key=_label_order)
+        lookup = {label: k for k, label in enumerate(distinct)}
+        codes = np.array([lookup[v] if not m else len(distinct)
+                          for v, m in zip(written, missing, strict=True)], dtype=np.int64)
+        labels = list(distinct) + ([MISSING_LABEL] if missing.any() else [])
         return codes, np.full(len(labels), np.nan), labels
 
 

@@ -40,7 +40,7 @@ def test_hamming_over_all_other_columns(table: Path) -> None:
     assert problem.meta["rows_dropped"] == 1  # the '?' education
     assert len(problem.records) == 9
     assert problem.n == 8  # (23, HS, 40) appears twice
-    assert problem.symbols[0] == (23, "HS", 40)
+    assert problem.symbols[0] == ("23", "HS", "40")  # categories as written (Hamming)
     assert problem.joint[:, 0] * 9 == pytest.approx([0, 2])
     assert problem.distortion.name == "hamming"
     D = problem.distortion.to_dense()

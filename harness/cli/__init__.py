@@ -11,7 +11,8 @@ import os
 import pkgutil
 import sys
 
-from privbench.protocol.errors import PrivbenchError, StoreWriteError
+from privbench.protocol.env import env_flag
+from privbench.protocol.errors import PrivbenchError, StoreReadError, StoreWriteError
 
 
 def command_modules() -> list[str]:
@@ -62,7 +63,11 @@ def _quiet_closed_pipe() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()  # loads the plugins (they may contribute commands)
+    except PrivbenchError as exc:  # PRIVBENCH_TRACE_PLUGINS=maybe
+        print(f"privbench: error: {exc}", file=sys.stderr)
+        return 2
     try:
         args = parser.parse_args(argv)
     except BrokenPipeError:  # `privbench sweep --help | head -3`
@@ -73,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         return status
     except BrokenPipeError:
         return _quiet_closed_pipe()
-    except StoreWriteError as exc:  # the request was fine; the database failed
+    except (StoreWriteError, StoreReadError) as exc:  # the request was fine; the store failed
         print(f"privbench {args.command}: error: {exc}", file=sys.stderr)
         return 3
     except PrivbenchError as exc:
@@ -90,11 +95,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"privbench {args.command}: a plugin called sys.exit({exc.code!r})", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - no traceback reaches the terminal
-        if os.environ.get("PRIVBENCH_DEBUG") == "1":
+        if _debug():
             raise
         print(f"privbench {args.command}: internal error: {type(exc).__name__}: "
               f"{str(exc)[:300]} (PRIVBENCH_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 1
+
+
+def _debug() -> bool:
+    try:
+        return env_flag("PRIVBENCH_DEBUG")
+    except PrivbenchError:
+        return False
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -37,6 +37,7 @@ import pluggy
 from privbench.host import hookspecs
 from privbench.protocol.abort import plugin_code
 from privbench.protocol.dataset import DatasetAdapter
+from privbench.protocol.env import env_flag
 from privbench.protocol.errors import PluginAbort, PluginError
 from privbench.protocol.executor import Executor, Reporter
 from privbench.protocol.lp import LPBackend
@@ -143,7 +144,7 @@ class PluginHost:
         self._load_problems: list[PluginInfo] = []
         self._cache_key: tuple[Any, ...] | None = None
         self._cache: list[PluginInfo] = []
-        self.trace = bool(self.env.get("PRIVBENCH_TRACE_PLUGINS"))
+        self.trace = env_flag("PRIVBENCH_TRACE_PLUGINS", env=self.env)
         if self.trace:
             self.pm.trace.root.setwriter(lambda msg: sys.stderr.write(msg))
             self.pm.enable_tracing()

@@ -35,3 +35,8 @@ class PluginAbort(PrivbenchError):
 class StoreWriteError(PrivbenchError):
     """The results database cannot take a record (read-only, corrupted, disk full): the
     CLI prints the computed record and exits 3, so the result is not lost."""
+
+
+class StoreReadError(PrivbenchError):
+    """The results database cannot be read (a corrupted page, a table that is not
+    privbench's): the CLI prints one line and exits 3."""

@@ -20,13 +20,17 @@ from typing import Any
 
 import pandas as pd
 
-from privbench.protocol.errors import PrivbenchError, StoreWriteError
+from privbench.protocol.errors import PrivbenchError, StoreReadError, StoreWriteError
 from privbench.protocol.record import JSON_FIELDS, RECORD_SCHEMA
 
 DEFAULT_DB = Path(".privbench") / "results.sqlite"
 #: tries to open (and create) a database that other processes are creating too
 OPEN_ATTEMPTS = 8
 FINAL_STATUSES = ("ok", "invalid", "skip")
+#: SQLite's application_id of a privbench store ("pbrs"), set when it is created
+APPLICATION_ID = 0x70627273
+#: the tables a privbench store held before it carried the mark (accepted without it)
+LEGACY_TABLES = ("runs", "claims", "optimum_certificates")
 #: a claim not renewed for this long belongs to a sweep that died (any host); the sweep
 #: that holds it renews it every :data:`HEARTBEAT_S`
 CLAIM_LEASE_S = 300.0
@@ -97,8 +101,15 @@ class ResultStore:
                                   "choose another --db or --no-store") from None
 
     def _check_owner(self, create: bool) -> None:
+        """Refuse, without writing a byte, a database that is not privbench's: another
+        application's ``application_id``, or tables of its own and no privbench mark."""
+        app_id = int(self.conn.execute("PRAGMA application_id").fetchone()[0])
+        if app_id not in (0, APPLICATION_ID):
+            raise PrivbenchError(f"{self.path} belongs to another application (SQLite "
+                                 f"application_id {app_id:#x}); choose another --db")
         tables = {row[0] for row in self.conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            "SELECT name FROM sqlite_master WHERE type = 'table'")} - {"sqlite_sequence"}
+        tables = {t for t in tables if not t.startswith("sqlite_stat")}
         if "runs" in tables:
             existing = {row[1] for row in self.conn.execute("PRAGMA table_info(runs)")}
             if not {"run_key", "status"} <= existing:
@@ -109,6 +120,14 @@ class ResultStore:
             raise PrivbenchError(
                 f"{self.path} is not a privbench results database (no table 'runs'); run "
                 f"`privbench sweep` or `privbench run --db {self.path}` first")
+        foreign = sorted(tables - set(LEGACY_TABLES))
+        if app_id == 0 and foreign:  # stores made before the mark hold only privbench's tables
+            raise PrivbenchError(
+                f"{self.path} is not a privbench results database (tables "
+                f"{', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''} and no "
+                "privbench mark); it was left untouched; choose another --db")
+        if app_id == 0 and create:
+            self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
     def _create(self) -> None:
         cols = ",\n  ".join(f"{name} {decl}" for name, decl in _COLUMNS)
@@ -209,9 +228,12 @@ class ResultStore:
 
     def frame(self, *, latest: bool = False) -> pd.DataFrame:
         """All runs as a DataFrame with JSON columns decoded (``latest``: last row per key)."""
-        df = pd.read_sql_query("SELECT * FROM runs ORDER BY id", self.conn)
-        for name in JSON_COLUMNS:
-            df[name] = df[name].map(lambda s: json.loads(s) if isinstance(s, str) and s else {})
+        try:  # rowid: the order rows were stored in, even in a table without an id column
+            df = pd.read_sql_query("SELECT * FROM runs ORDER BY rowid", self.conn)
+        except (sqlite3.Error, pd.errors.DatabaseError) as exc:
+            raise StoreReadError(f"cannot read the runs of {self.path}: {exc} (a corrupted "
+                                 "file? `sqlite3 FILE .recover` may save the rest)") from None
+        df = _decode_json(df, self.path)
         if latest and not df.empty:
             df = df.drop_duplicates("run_key", keep="last").reset_index(drop=True)
         return df
@@ -256,6 +278,35 @@ def open_existing(path: str | Path) -> ResultStore:
     if not p.is_file():
         raise PrivbenchError(f"no results database at {p}; run `privbench sweep` or `privbench run --db {p}` first")
     return ResultStore(p, create=False)
+
+
+def _decode_json(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """JSON columns decoded; a row whose JSON is damaged is left out, and said so on
+    stderr (naming the row ids), so that one bad row does not block every reading command."""
+    bad: set[int] = set()
+    for name in JSON_COLUMNS:
+        if name not in df:
+            df[name] = [{} for _ in range(len(df))]
+            continue
+        decoded = []
+        for pos, text in enumerate(df[name]):
+            try:
+                value = json.loads(text) if isinstance(text, str) and text else {}
+            except ValueError:
+                value = None
+            if not isinstance(value, dict):
+                value = {}
+                bad.add(pos)
+            decoded.append(value)
+        df[name] = decoded
+    if bad:
+        ids = df["id"].iloc[sorted(bad)].tolist() if "id" in df else sorted(bad)
+        import sys
+        print(f"privbench: skipped {len(bad)} row(s) of {path} whose JSON fields are damaged "
+              f"(id {', '.join(map(str, ids[:10]))}{', ...' if len(ids) > 10 else ''})",
+              file=sys.stderr)
+        df = df.drop(df.index[sorted(bad)]).reset_index(drop=True)
+    return df
 
 
 def _expired(claimed_at: str | None, now: datetime) -> bool:

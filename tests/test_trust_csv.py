@@ -1,0 +1,81 @@
+"""The csv adapter reads categories as written and never echoes a file (issue 32)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import privbench as pb
+from privbench.cli import main
+from privbench.datasets.csv_table import CSVTable
+
+
+def _table(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    return str(path)
+
+
+def test_zip_codes_are_categories_as_written_under_hamming(tmp_path) -> None:
+    path = _table(tmp_path, "zip,income\n02134,high\n2134,low\n02134,high\n2134,low\n")
+    problem = CSVTable(path=path, private="income").load()
+    assert problem.n == 2 and sorted(problem.symbols) == [("02134",), ("2134",)]
+    assert problem.prior_mi_bits == pytest.approx(1.0)  # zip decides income
+
+
+def test_numbers_where_a_numeric_distortion_asks(tmp_path) -> None:
+    path = _table(tmp_path, "age,income\n02,high\n2,low\n10,high\n")
+    problem = CSVTable(path=path, private="income", distortion="l1").load()
+    assert problem.n == 2  # 02 and 2 are one number under l1
+    assert problem.distortion.to_dense().max() == pytest.approx(8.0)
+
+
+def test_missing_kept_is_its_own_category_not_infs(tmp_path) -> None:
+    path = _table(tmp_path, "x,income\ninf,high\n,low\ninf,high\n,low\n1,low\n")
+    problem = CSVTable(path=path, private="income", missing="keep").load()
+    assert problem.n == 3
+    assert sorted(problem.symbols, key=str) == sorted([("1",), ("inf",), ("<missing>",)], key=str)
+    assert problem.prior_mi_bits > 0.9  # inf -> high, missing -> low: kept apart
+
+
+def test_a_duplicated_header_is_refused_naming_it(tmp_path) -> None:
+    path = _table(tmp_path, "p,p,income\n1,2,high\n3,4,low\n")
+    with pytest.raises(pb.DataError, match="duplicate column name.*'p'"):
+        CSVTable(path=path, private="income").load()
+
+
+def test_a_million_distinct_values_do_not_build_a_dense_one_hot(tmp_path, monkeypatch) -> None:
+    from privbench.datasets import csv_table
+
+    monkeypatch.setattr(csv_table, "MAX_ONE_HOT_CELLS", 100)
+    rows = "\n".join(f"id{i},{'high' if i % 2 else 'low'}" for i in range(200))
+    path = _table(tmp_path, "user,income\n" + rows + "\n")
+    problem = CSVTable(path=path, private="income", top_k=10).load()
+    assert problem.n == 10 and problem.features is None  # 200 x 200 cells > the limit
+    assert np.isclose(problem.joint.sum(), 1.0)
+
+
+def test_an_environment_file_is_never_echoed(tmp_path, capsys) -> None:
+    environ = tmp_path / "environ"  # what /proc/self/environ holds: NUL-separated pairs
+    environ.write_bytes(b"HOME=/root\0API_TOKEN=s3cr3t-value\0PATH=/bin\0")
+    for spec in (f"csv:path={environ},private=x", "csv:path=/proc/self/environ,private=x"):
+        code = main(["run", "-m", "identity", "-d", spec, "--delta", "1", "--no-store"])
+        err = capsys.readouterr().err
+        assert code == 2 and "environ" in err and "not a text table" in err
+        assert "s3cr3t-value" not in err and "HOME=" not in err and "PATH" not in err
+
+
+def test_a_header_that_is_no_header_is_not_echoed(tmp_path) -> None:
+    path = _table(tmp_path, "x" * 500 + "secret,b\n1,2\n")
+    with pytest.raises(pb.ValidationError) as info:
+        CSVTable(path=path, private="income").load()
+    assert "secret" not in str(info.value)
+    assert "does not look like a header" in str(info.value)
+
+
+def test_an_unknown_column_lists_the_header_names(tmp_path) -> None:
+    path = _table(tmp_path, "a,b\n1,2\n3,4\n")
+    with pytest.raises(pb.ValidationError, match="columns: a, b"):
+        CSVTable(path=path, private="x").load()
