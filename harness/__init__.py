@@ -28,6 +28,7 @@ from privbench.protocol.errors import (
     ValidationError,
 )
 from privbench.protocol.executor import Executor, Reporter
+from privbench.protocol.figure import Figure
 from privbench.protocol.lp import LinearProgram, LPBackend, LPResult, LPSolution
 from privbench.protocol.mechanism import (
     MappingMechanism,
@@ -58,6 +59,7 @@ __all__ = [
     "Distortion",
     "Executor",
     "FeatureDistortion",
+    "Figure",
     "Holdout",
     "InvalidMappingError",
     "LinearProgram",

@@ -82,7 +82,7 @@ def test_real_data_fixture_reads_the_variable_set_at_start(monkeypatch) -> None:
 
 
 def test_every_label_in_a_figure_has_its_own_look() -> None:
-    from privbench.plugins.reporters._figures import assign_styles, distinct_styles, style
+    from privbench.plugins.figures.common import assign_styles, distinct_styles, style
 
     toy = ["sppm[iterations=1000,mode=optimal]", "optimal", "expmec", "identity"]
     fig6 = ["sppm[iterations=10]", "sppm[iterations=100]", "sppm[iterations=1000]", "sppm",

@@ -295,7 +295,7 @@ def test_plugin_bias_is_miller_madow() -> None:
 
 
 def test_report_draws_holdout_and_learning_curve_figures(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("plotly")
     from privbench.plugins.reporters.html import build_report
     from privbench.results.store import ResultStore
 
@@ -309,7 +309,7 @@ def test_report_draws_holdout_and_learning_curve_figures(tmp_path: Path) -> None
                                     "design_fraction": fraction})))
     index, figures = build_report(db, tmp_path / "report")
     names = sorted(f.name for f in figures)
-    assert sum(n.endswith("-holdout.png") for n in names) == 2  # one per design size
-    assert [n for n in names if n.endswith("-learning-curve.png")] == [
-        "politics-tv-surrogate-holdout-0-3-holdout-seed-1-learning-curve.png"]
+    assert sum(n.endswith("-design-vs-holdout.csv") for n in names) == 2  # one per design size
+    assert [n for n in names if "learning-curve" in n] == [
+        "politics-tv-surrogate-learning-curve-politics-tv-surrogate-holdout-0-3-holdout-seed-1.csv"]
     assert "Learning curve: held-out leakage against design size" in index.read_text()

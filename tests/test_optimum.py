@@ -198,7 +198,7 @@ def test_census_expmec_contract(real_data_dir: Path, capsys: pytest.CaptureFixtu
 def test_compare_and_report_show_the_excess(db_path: Path, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("matplotlib")
-    from privbench.plugins.reporters._figures import optimum_band
+    from privbench.plugins.figures.common import optimum_band
 
     argv = ["run", "-m", "expmec", "-m", "sppm", "-d", "synthetic:m=4", "--delta", "0.5",
             "--delta", "1.5", "--delta", "3", "--db", str(db_path)]

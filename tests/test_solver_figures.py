@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from privbench.cli import main
-from privbench.plugins.reporters import _solver_figures as sf
+from privbench.plugins.figures import shootout as sf
 from privbench.results.store import ResultStore
 from privbench.running.runner import RunSpec, execute_run
 
@@ -89,7 +89,7 @@ def test_collect_table_and_reasons() -> None:
 @pytest.fixture(scope="module")
 def tiny_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """sppm and optimal on the toy example, m = 4, at two budgets (a few seconds)."""
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("plotly")
     pytest.importorskip("cvxpy")
     db = tmp_path_factory.mktemp("solvers") / "runs.sqlite"
     with ResultStore(db) as s:
@@ -122,15 +122,15 @@ def test_report_has_the_solver_section(tiny_store: Path, tmp_path: Path) -> None
     assert main(["report", "--db", str(tiny_store), "--out", str(out)]) == 0
     page = (out / "index.html").read_text()
     assert "Solver shootout" in page and 'href="#solvers"' in page
-    names = {p.name for p in (out / "figures").glob("solvers-*.png")}
-    assert names == {"solvers-profile.png", "solvers-synthetic-m-4.png"}
+    names = {p.name for p in (out / "figures").glob("store-*.csv")}
+    assert names == {"store-solver-profile.csv", "store-suboptimality-synthetic-m-4.csv"}
     md = (out / "solvers.md").read_text()
     assert md.startswith("| instance | n | Δ | optimal | sppm |")
     assert md.count("synthetic[m=4]") == 2
 
 
 def test_report_without_traces_has_no_section(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("plotly")
     db = tmp_path / "runs.sqlite"
     with ResultStore(db) as s:
         s.add(execute_run(RunSpec(mechanism="expmec", dataset="synthetic", delta=1.0,

@@ -19,9 +19,10 @@ from privbench.results.store import DEFAULT_DB
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report", help="write an HTML report (figures + tables) of the stored runs",
-        description="Read the results store and write DIR/index.html with every figure "
-                    "embedded, plus DIR/figures/*.png. Reads SQLite only, unless --sweep "
-                    "asks to run sweeps into the store first.")
+        description="Read the results store and write DIR/index.html: every registered "
+                    "figure, interactive (plotly, bundled: works offline), with its data as "
+                    "DIR/figures/*.csv; --static also writes PNG and PDF files for papers. "
+                    "Reads SQLite only, unless --sweep asks to run sweeps into the store first.")
     p.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results store (default {DEFAULT_DB})")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     p.add_argument("--reporter", default="html", help="reporter plugin (default html)")
@@ -29,6 +30,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="run this sweep first (resuming into --db); repeatable")
     p.add_argument("--keep-stale", action="store_true",
                    help="with --sweep, reuse stored runs made by other code (default: re-run them)")
+    p.add_argument("--static", action="store_true",
+                   help="also draw every figure to DIR/figures/*.png and *.pdf (matplotlib)")
     p.add_argument("--executor", default=None, help="executor for --sweep (default: the spec's)")
     p.add_argument("--workers", type=int, default=None, help="worker processes for --sweep")
     p.set_defaults(func=run)
@@ -39,9 +42,11 @@ def run(args: argparse.Namespace) -> int:
     for spec in args.sweep:  # an invalid sweep raises: exit 2 (3 for the store), no report
         sweep_cmd.run(sweep_cmd.request(spec, db=args.db, resume=True, executor=args.executor,
                                         workers=args.workers, keep_stale=args.keep_stale))
+    offered = {"static": args.static, "specs": tuple(str(s) for s in args.sweep)}
+    params = {k: v for k, v in offered.items() if k in cls.param_names()}
     try:
         with plugin_code(f"reporter {args.reporter!r}"):
-            path = cls.create().report(args.db, args.out)
+            path = cls.create(**params).report(args.db, args.out)
     except PrivbenchError:
         raise
     except OSError as exc:  # a full disk, an unwritable folder

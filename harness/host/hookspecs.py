@@ -70,3 +70,12 @@ def privbench_register_commands(cli: object) -> None:
         ``cli.add_command(name, help=...)`` or ``cli.add_benchmark(name, help=...)`` and set
         the handler with ``parser.set_defaults(func=handler)``.
     """
+
+
+@hookspec
+def privbench_register_figures() -> list[type]:
+    """Return figure classes (subclasses of ``privbench.Figure``).
+
+    :returns: classes whose ``plot(runs, **options)`` returns trace data; the reports
+        draw every registered figure whose ``reads`` the runs hold.
+    """

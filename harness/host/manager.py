@@ -40,6 +40,7 @@ from privbench.protocol.dataset import DatasetAdapter
 from privbench.protocol.env import env_flag
 from privbench.protocol.errors import PluginAbort, PluginError
 from privbench.protocol.executor import Executor, Reporter
+from privbench.protocol.figure import Figure
 from privbench.protocol.lp import LPBackend
 from privbench.protocol.mechanism import Mechanism
 from privbench.protocol.metric import (
@@ -63,6 +64,7 @@ HOOK_KINDS: dict[str, tuple[str, type]] = {
     "privbench_register_metrics": ("metric", Metric),
     "privbench_register_executors": ("executor", Executor),
     "privbench_register_reporters": ("reporter", Reporter),
+    "privbench_register_figures": ("figure", Figure),
 }
 KINDS = tuple(kind for kind, _ in HOOK_KINDS.values())
 #: hooks that declare no plugin classes
@@ -356,6 +358,9 @@ class PluginHost:
     def reporters(self) -> dict[str, type[Reporter]]:
         """Every available (status ``ok``) reporter class, by name."""
         return self._by_kind("reporter")
+
+    def figures(self) -> dict[str, type[Figure]]:
+        return self._by_kind("figure")
 
     def outputs(self) -> dict[str, Output]:
         """Every declared output by name: the runner's own, then each ok metric's.

@@ -1,293 +1,254 @@
-"""``html`` reporter: one self-contained static page with the papers' figures and tables.
+"""``html`` reporter: one Jinja2 page that draws every registered figure with plotly.
 
-Per data set: the privacy-distortion curves (SPPM Figure 2), ROC curves at three budgets
-for each stored attack (Figures 3-4), mapping behaviour (5), runtime vs alphabet size
-(6), support-size histogram (7), the per-feature leakage table (Table 1), recommendation
-RMSE (quantized-mapping Table I) when measured, a trade-off summary, and the run table
-with provenance. Images are embedded as base64 PNG (readable without a server) and also
-written to ``figures/`` beside ``index.html`` for reuse in documents.
+The page (``templates/report.html.j2``) loops over blocks: per data set and instance,
+every figure plugin (``privbench_register_figures``) whose ``reads`` the runs hold, then
+the tables. Figures are plain trace data rendered by :mod:`.render_plotly`; plotly.js is
+copied beside ``index.html``, so the page works offline and from ``file://``. Each
+figure's data is written to ``figures/<id>.csv`` and linked; with ``static=True`` every
+figure is also drawn by matplotlib to ``figures/<id>.png`` and ``.pdf`` for papers.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import json
+import csv
 import re
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 import privbench as pb
-from privbench import curves_of, default_targets, load_runs, pick_reference, summarise
+from privbench import describe_excess, excess_at, load_runs
+from privbench.plugins.figures import common
 
-from . import _figures as figs
-from . import _holdout_figures as held
-from . import _solver_figures as solvers
+from . import tables
+from .render_plotly import to_plotly
 
-CSS = """
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
-h1{border-bottom:2px solid #446}h2{margin-top:2em;border-bottom:1px solid #aab}
-table{border-collapse:collapse;font-size:13px;margin:.5em 0 1.5em}
-td,th{border:1px solid #ccd;padding:3px 7px;text-align:right}th{background:#eef}
-td.l,th.l{text-align:left}figure{display:inline-block;margin:.5em}
-img{max-width:100%;border:1px solid #ddd}.note{color:#666;font-size:13px}
-.bad{color:#a00}details{margin:.5em 0}
-"""
+Block = dict[str, Any]
+#: trace keys written to a figure's CSV, per point
+CSV_KEYS = ("x", "y", "x_low", "x_high", "y_low", "y_high", "text")
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "data"
 
 
-def _num(value: Any, digits: int = 4) -> str:
-    if value is None or (isinstance(value, float) and not np.isfinite(value)):
-        return "-"
-    if isinstance(value, float | np.floating):
-        return f"{value:.{digits}g}"
-    return html.escape(str(value))
+def plotly_js() -> Path:
+    """plotly.min.js as shipped inside the plotly Python package."""
+    import plotly
+
+    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    if not path.exists():
+        raise pb.PluginError(f"plotly.min.js not found in the plotly package ({path})")
+    return path
 
 
-def _table(header: list[str], rows: list[list[Any]], left: int = 1) -> str:
-    head = "".join(f'<th class="{"l" if i < left else ""}">{html.escape(h)}</th>'
-                   for i, h in enumerate(header))
-    body = "".join(
-        "<tr>" + "".join(f'<td class="{"l" if i < left else ""}">{_num(v)}</td>'
-                         for i, v in enumerate(r)) + "</tr>"
-        for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+class _Figures:
+    """Draws every applicable registered figure on a set of runs into blocks, writing
+    each figure's CSV (and PNG/PDF when static)."""
 
-
-class _Page:
-    """Collects HTML parts and figures, embedding each PNG and writing it to disk."""
-
-    def __init__(self, out_dir: Path) -> None:
-        self.parts: list[str] = []
+    def __init__(self, host: pb.PluginHost, out_dir: Path, static: bool) -> None:
+        self.figures = [cls.create() for cls in sorted(host.figures().values(),
+                                                        key=lambda c: (c.order, c.name))]
+        self.outputs = host.outputs()
         self.fig_dir = out_dir / "figures"
         self.fig_dir.mkdir(parents=True, exist_ok=True)
-        for stale in self.fig_dir.glob("*-fig[0-9]*.png"):  # a previous report's figures
-            stale.unlink()
-        self.figures: list[Path] = []
+        self.static = static
+        self.files: list[Path] = []
+        self.ids: set[str] = set()
 
-    def add(self, text: str) -> None:
-        self.parts.append(text)
+    def blocks(self, scope: str, runs: pd.DataFrame, where: str) -> list[Block]:
+        out = []
+        for fig in self.figures:
+            if fig.scope != scope:
+                continue
+            try:
+                variants = fig.options(runs, self.outputs) if fig.applies(runs) else []
+            except Exception as exc:  # noqa: BLE001 - a figure that fails fails its own block
+                out.append({"type": "error", "text": f"figure {fig.name!r} failed on {where}: "
+                                                     f"{type(exc).__name__}: {exc}"})
+                continue
+            for options in variants:
+                block = self._draw(fig, runs, options, where)
+                if block is not None:
+                    out.append(block)
+        return out
 
-    def figure(self, png: bytes | None, name: str, caption: str) -> None:
-        if png is None:
-            return
-        path = self.fig_dir / f"{name}.png"
-        path.write_bytes(png)
-        self.figures.append(path)
-        data = base64.b64encode(png).decode("ascii")
-        self.add(f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(caption)}">'
-                 f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    def _draw(self, fig: pb.Figure, runs: pd.DataFrame, options: dict[str, Any], where: str
+              ) -> Block | None:
+        try:
+            traces = fig.plot(runs, **options)
+            meta = fig.get_metadata(runs, **options)
+        except Exception as exc:  # noqa: BLE001 - a figure that fails fails its own block
+            return {"type": "error", "text": f"figure {fig.name!r} failed on {where}: "
+                                             f"{type(exc).__name__}: {exc}"}
+        if not traces:
+            return None
+        fid = _slug("-".join([where, fig.name, *(str(v) for k, v in sorted(options.items())
+                                                 if k in ("output", "attack", "base", "instance"))]))
+        while fid in self.ids:
+            fid += "-x"
+        self.ids.add(fid)
+        csv_path = self._csv(fid, traces)
+        if self.static:
+            from .render_static import render_file
 
+            self.files += [render_file(traces, meta, self.fig_dir / f"{fid}.{ext}")
+                           for ext in ("png", "pdf")]
+        panels = [{"div": f"{fid}-{k}", "figure": f} for k, f in enumerate(to_plotly(traces, meta))]
+        return {"type": "figure", "id": fid, "name": fig.name, "title": meta.get("title", fig.name),
+                "caption": meta.get("caption", ""), "panels": panels,
+                "csv": f"figures/{csv_path.name}"}
 
-def _tradeoff_section(page: _Page, ok: pd.DataFrame) -> None:
-    curves = curves_of(ok)
-    if len(curves) < 1:
-        return
-    prior = ok["prior_mi_bits"].dropna()
-    targets = default_targets(float(prior.iloc[0])) if not prior.empty else []
-    budgets = figs.informative_budgets(ok)
-    ref = pick_reference(list(curves))
-    rows = summarise(curves, targets=targets, budgets=budgets, reference=ref)
-    header = (["mechanism", "points"] + [f"I at Δ≤{b:g}" for b in budgets]
-              + [f"E[d] for I≤{t:g}" for t in targets] + [f"× {ref} (I≤{t:g})" for t in targets])
-    body = [[r.label, r.points, *r.leakage_at.values(), *r.distortion_for.values(),
-             *r.ratio.values()] for r in rows]
-    page.add("<h3>Trade-off summary</h3><p class=note>Read off each mechanism's Pareto curve, "
-             "linear between measured points (time-sharing); '-' = not reached in the measured "
-             "range.</p>" + _table(header, body))
-
-
-def _table1_section(page: _Page, ok: pd.DataFrame) -> None:
-    rows = ok.assign(fmi=figs._metric(ok, "feature_mi"))
-    rows = rows[rows["fmi"].map(lambda v: bool(v))]
-    if rows.empty or len(next(iter(rows["fmi"]))) < 2:
-        return
-    budgets = figs.informative_budgets(rows)
-    delta = budgets[len(budgets) // 2]
-    at = rows[np.isclose(rows["delta"], delta)].groupby("label").tail(1)
-    labels = [lab for lab in at["label"] if lab != "identity"]
-    if not labels:
-        return
-    fmi = {r["label"]: r["fmi"] for _, r in at.iterrows()}
-    features = list(fmi[labels[0]])
-    body = [[f, f"{fmi[labels[0]][f]['before']:.4f}",
-             *(f"{fmi[lab][f]['after']:.4f}" for lab in labels)] for f in features]
-    page.add(f"<h3>Table 1: I(A; F) per public feature, before and after (Δ = {delta:g})</h3>"
-             + _table(["feature F", "before"] + [f"after {lab}" for lab in labels], body))
-
-
-def _rmse_section(page: _Page, ok: pd.DataFrame) -> None:
-    rows = ok.assign(r1=figs._metric(ok, "rmse_original"), r2=figs._metric(ok, "rmse_released"))
-    rows = rows[rows["r1"].notna()]
-    if rows.empty:
-        return
-    # the identity releases the original ratings at every budget: one row says it all
-    rows = pd.concat([rows[rows["mechanism"] != "identity"],
-                      rows[rows["mechanism"] == "identity"].head(1)])
-    body = []
-    for _, r in rows.sort_values(["label", "delta"]).iterrows():
-        body.append([f"{r['label']} Δ={r['delta']:g}", "RMSE1 (original)", *r["r1"],
-                     float(np.mean(r["r1"]))])
-        body.append(["", "RMSE2 (released)", *r["r2"], float(np.mean(r["r2"]))])
-    k = len(rows.iloc[0]["r1"])
-    page.add("<h3>Recommendation RMSE (quantized-mapping paper, Table I)</h3>"
-             + _table(["run", "", *(f"set {i + 1}" for i in range(k)), "mean"], body, left=2))
+    def _csv(self, fid: str, traces: list[dict[str, Any]]) -> Path:
+        path = self.fig_dir / f"{fid}.csv"
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(["panel", "label", "kind", *CSV_KEYS])
+            for t in traces:
+                xs, ys = list(t.get("x") or []), list(t.get("y") or [])
+                for i in range(max(len(xs), len(ys))):
+                    w.writerow([t.get("panel", ""), t.get("label", ""), t.get("kind", "line"),
+                                *((t.get(k) or [None] * (i + 1))[i]
+                                  if i < len(t.get(k) or []) else "" for k in CSV_KEYS)])
+        self.files.append(path)
+        return path
 
 
-def _run_table(page: _Page, df: pd.DataFrame) -> None:
-    cols = ["label", "instance", "delta", "status", "mi_bits", "prior_mi_bits", "distortion",
-            "runtime_s", "n", "nnz", "support_max", "gap_bits"]
-    body = []
-    for _, r in df.sort_values(["instance", "label", "delta"]).iterrows():
-        prov = r["provenance"] or {}
-        converged = (r["metrics"] or {}).get("converged") if isinstance(r["metrics"], dict) else None
-        body.append([*(r[c] if not (isinstance(r[c], float) and np.isnan(r[c])) else None
-                       for c in cols),
-                     {True: "yes", False: "NO"}.get(converged, "-"),
-                     (prov.get("git_commit") or "-")[:12], prov.get("privbench"), r["created_at"],
-                     r["error"][:120] if isinstance(r["error"], str) else ""])
-    page.add("<details><summary>All runs with provenance</summary>"
-             + _table(cols + ["converged", "git commit", "privbench", "created", "error"], body,
-                      left=2)
-             + "</details>")
-
-
-def _flatten(data: Any, prefix: str = "") -> dict[str, str]:
-    """{"packages": {"numpy": "2.4"}} -> {"packages.numpy": "2.4"}: one row per value."""
-    if not isinstance(data, dict):
-        return {prefix: "" if data is None else str(data)}
-    out: dict[str, str] = {}
-    for key in sorted(data):
-        out.update(_flatten(data[key], f"{prefix}.{key}" if prefix else str(key)))
-    return out
-
-
-def _provenance_block(df: pd.DataFrame) -> str:
-    """Provenance as a table: one row per field, one column per distinct combination
-    (software and machine) among the runs, with how many runs share it."""
-    combos: dict[str, tuple[dict[str, str], int]] = {}
-    for p in df["provenance"]:
-        flat = _flatten({k: v for k, v in (p or {}).items() if k != "data_files"})
-        key = json.dumps(flat, sort_keys=True)
-        combos[key] = (flat, combos.get(key, (flat, 0))[1] + 1)
-    columns = list(combos.values())
-    fields = sorted({f for flat, _ in columns for f in flat})
-    body = [[f, *(flat.get(f, "-") for flat, _ in columns)] for f in fields]
-    header = ["field", *(f"{count} run{'s' if count != 1 else ''}" for _, count in columns)]
-    return "<h2>Provenance</h2>" + _table(header, body, left=len(header))
-
-
-def build_report(db_path: Path, out_dir: Path) -> tuple[Path, list[Path]]:
-    """Write ``index.html`` and ``figures/*.png``; returns the page and the figure files."""
-    df = load_runs(db_path)
-    if "label" in df:  # one look per label across every figure of the report
-        figs.assign_styles([str(x) for x in df["label"].dropna().unique()])
-    out_dir.mkdir(parents=True, exist_ok=True)
-    page = _Page(out_dir)
-    stamp = datetime.now(UTC).isoformat(timespec="seconds")
-    page.add(f"<h1>privbench report</h1><p class=note>{len(df)} runs from "
-             f"<code>{html.escape(str(db_path))}</code>, generated {stamp} by privbench "
-             f"{html.escape(pb.__version__)}.</p>")
-    if df.empty:
-        page.add("<p>No runs stored yet.</p>")
-    ok_all = df[df["status"] == "ok"]
-    counts = df["status"].value_counts().to_dict()
-    page.add("<p>Status: " + ", ".join(f"{v} {html.escape(k)}" for k, v in sorted(counts.items()))
-             + "</p>")
-    toc: list[str] = []
-    toc_at = len(page.parts)
-    for adapter, runs in df.groupby("dataset", sort=True):
-        ok = ok_all[ok_all["dataset"] == adapter]
-        if "surrogate" in adapter:
-            page.add(f"<h2>{html.escape(adapter)} <span class=bad>(surrogate data)</span></h2>")
-        else:
-            page.add(f"<h2>{html.escape(adapter)}</h2>")
-        page.figure(figs.runtime_vs_size(ok, adapter), f"{_slug(adapter)}-fig6-runtime",
-                    f"Figure 6 analogue: runtime vs alphabet size, {adapter}")
-        for instance, g in ok.groupby("instance", sort=True):
-            slug = _slug(instance)
-            n = int(g["n"].dropna().iloc[0]) if g["n"].notna().any() else None
-            prior = g["prior_mi_bits"].dropna()
-            toc.append(f'<li><a href="#{slug}">{html.escape(instance)}</a></li>')
-            page.add(f'<h3 id="{slug}">{html.escape(instance)}</h3><p class=note>n = {n}, I(A;B) = '
-                     f"{_num(float(prior.iloc[0]) if not prior.empty else None)} bits, "
-                     f"{len(g)} ok runs</p>")
-            if g["delta"].nunique() >= 2:  # a single budget (a scaling sweep) has no curve
-                page.figure(figs.privacy_distortion(g, instance), f"{slug}-fig2-tradeoff",
-                            f"Figure 2 analogue: privacy-distortion, {instance}. Grey: the "
-                            "certified band on the least leakage I*(D) (the runs' optimum "
-                            "metric; between two certified distortions only monotonicity and "
-                            "convexity bound it, hence the steps)")
-                page.add(excess_note(g, instance))
-                for kind, png in figs.roc_panels(g, instance):
-                    page.figure(png, f"{slug}-fig3-roc-{kind}",
-                                f"Figures 3-4 analogue: ROC ({kind}) at three budgets, {instance}")
-                page.figure(figs.mapping_behaviour(g, instance), f"{slug}-fig5-behaviour",
-                            f"Figure 5 analogue: mapping behaviour, {instance}")
-            page.figure(figs.support_histogram(g, instance), f"{slug}-fig7-support",
-                        f"Figure 7 analogue: support sizes, {instance}")
-            page.figure(held.design_vs_holdout(g, instance), f"{slug}-holdout",
-                        f"Held-out users: design vs held-out leakage against Δ, {instance}")
-            _tradeoff_section(page, g)
-            _table1_section(page, g)
-            _rmse_section(page, g)
-        for base, png in held.learning_curves(ok):
-            page.figure(png, f"{_slug(base)}-learning-curve",
-                        f"Learning curve: held-out leakage against design size, {base}")
-        bad = runs[runs["status"] != "ok"]
-        if not bad.empty:
-            page.add(f"<p class=bad>{len(bad)} run(s) of {html.escape(adapter)} not ok: "
-                     + html.escape("; ".join(f"{r.label} Δ={r.delta:g}: {r.status} {r.error or ''}"
-                                             for r in bad.head(5).itertuples())) + "</p>")
-    if solvers.add_section(page, df, out_dir):  # only when some run has a solver trace
-        toc.append('<li><a href="#solvers">solver shootout</a></li>')
-    if toc:
-        page.parts.insert(toc_at, f"<ul>{''.join(toc)}<li><a href=#runs>all runs</a></li></ul>")
-    if not df.empty:
-        page.add("<h2 id=runs>Runs</h2>")
-        _run_table(page, df)
-        page.add(_provenance_block(df))
-    doc = ("<!doctype html><html lang=en><head><meta charset=utf-8>"
-           "<title>privbench report</title>"
-           f"<style>{CSS}</style></head><body>{''.join(page.parts)}</body></html>")
-    index = out_dir / "index.html"
-    index.write_text(doc, encoding="utf-8")
-    return index, page.figures
-
-
-class HtmlReporter(pb.Reporter):
-    name = "html"
-    description = "static HTML page with the papers' figures and tables (embedded PNG)"
-    requirements = ("matplotlib",)
-    extra = "plot"
-
-    def report(self, db_path: Path, out_dir: Path) -> Path:
-        return build_report(Path(db_path), Path(out_dir))[0]
-
-
-@pb.hookimpl
-def privbench_register_reporters() -> list[type]:
-    return [HtmlReporter]
-
-
-def excess_note(g: Any, instance: str) -> str:
+def _excess_note(g: pd.DataFrame, instance: str) -> str:
     """Each mechanism's certified excess leakage at the middle budget, as sentences."""
-    from privbench import describe_excess, excess_at
-
     deltas = sorted(g["delta"].dropna().unique())
     if not deltas:
         return ""
     middle = float(deltas[len(deltas) // 2])
     lines = [describe_excess(label, excess, instance) for label in sorted(g["label"].unique())
              if (excess := excess_at(g, label, middle)) is not None]
-    if not lines:
-        return ""
-    return (f"<p class=note>At Δ = {middle:g}: " + "; ".join(html.escape(x) for x in lines)
-            + ".</p>")
+    return f"At Δ = {middle:g}: " + "; ".join(lines) + "." if lines else ""
+
+
+def _instance_blocks(figs: _Figures, g: pd.DataFrame, instance: str) -> list[Block]:
+    n = int(g["n"].dropna().iloc[0]) if g["n"].notna().any() else None
+    prior = g["prior_mi_bits"].dropna()
+    blocks: list[Block] = [
+        {"type": "heading", "level": 3, "id": _slug(instance), "text": instance},
+        {"type": "note", "text": f"n = {n}, I(A;B) = "
+                                 f"{tables.cell(float(prior.iloc[0]) if not prior.empty else None)}"
+                                 f" bits, {len(g)} ok runs"}]
+    blocks += figs.blocks("instance", g, instance)
+    if note := _excess_note(g, instance):
+        blocks.append({"type": "note", "text": note})
+    for make in (tables.tradeoff_summary, tables.feature_leakage, tables.recommendation_rmse):
+        if (t := make(g)) is not None:
+            blocks.append({"type": "table", **t})
+    return blocks
+
+
+def _blocks(figs: _Figures, df: pd.DataFrame) -> tuple[list[Block], list[tuple[str, str]]]:
+    blocks: list[Block] = []
+    toc: list[tuple[str, str]] = []
+    ok_all = df[df["status"] == "ok"]
+    for adapter, runs in df.groupby("dataset", sort=True):
+        ok = ok_all[ok_all["dataset"] == adapter]
+        blocks.append({"type": "heading", "level": 2, "id": _slug(f"ds-{adapter}"), "text": adapter,
+                       "surrogate": "surrogate" in adapter})
+        blocks += figs.blocks("dataset", ok, adapter)
+        for instance, g in ok.groupby("instance", sort=True):
+            toc.append((_slug(instance), instance))
+            blocks += _instance_blocks(figs, g, instance)
+        bad = runs[runs["status"] != "ok"]
+        if not bad.empty:
+            blocks.append({"type": "bad", "text": f"{len(bad)} run(s) of {adapter} not ok: " + "; ".join(
+                f"{r.label} Δ={r.delta:g}: {r.status} {r.error or ''}" for r in bad.head(5).itertuples())})
+    blocks += _store_blocks(figs, df, toc)
+    return blocks, toc
+
+
+SHOOTOUT_NOTE = (
+    "Solvers are the mechanisms whose runs record a trace (seconds, objective, own certified "
+    "lower bound). Curves: objective minus the best lower bound any solver certified on the "
+    "instance; ★ where the solver's own certified gap first reaches the target. Times are the "
+    "seconds from the start of the solve until the certificate exists (SPPM and smoothed_dual "
+    "certify themselves; mirror_descent and optimal are certified by the harness's decoder "
+    "bound, whose time is counted). A dash says why a solver did not get there. The same "
+    "table is in solvers.md.")
+
+
+def _store_blocks(figs: _Figures, df: pd.DataFrame, toc: list[tuple[str, str]]) -> list[Block]:
+    """Figures over the whole store, and the solver shootout's table when runs have traces."""
+    from privbench.plugins.figures import shootout
+
+    store = figs.blocks("store", df, "store")
+    shoot = shootout.collect(df)
+    if not store and shoot is None:
+        return []
+    if shoot is None:
+        toc.append(("store", "whole store"))
+        return [{"type": "heading", "level": 2, "id": "store", "text": "The whole store"}, *store]
+    toc.append(("solvers", "solver shootout"))
+    (figs.fig_dir.parent / "solvers.md").write_text(shootout.markdown_table(shoot), encoding="utf-8")
+    return [{"type": "heading", "level": 2, "id": "solvers",
+             "text": f"Solver shootout: time to a certified gap of {shoot.target:g} bits"},
+            {"type": "note", "text": SHOOTOUT_NOTE}, *store,
+            {"type": "html", "html": shootout.html_table(shoot)}]
+
+
+def _render(context: dict[str, Any]) -> str:
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("privbench.plugins.reporters", "templates"),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("report.html.j2").render(**context)
+
+
+def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
+                 specs: tuple[str, ...] = (), host: pb.PluginHost | None = None
+                 ) -> tuple[Path, list[Path]]:
+    """Write ``index.html``, ``plotly.min.js`` and ``figures/*.csv`` (and ``*.png``/``*.pdf``
+    when ``static``); returns the page and the figure files."""
+    df = load_runs(db_path)
+    if "label" in df:  # one look per label across every figure of the report
+        common.assign_styles([str(x) for x in df["label"].dropna().unique()])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in (out_dir / "figures").glob("*.*"):  # a previous report's figures
+        stale.unlink()
+    figs = _Figures(host or pb.get_host(), out_dir, static)
+    blocks, toc = _blocks(figs, df) if not df.empty else ([], [])
+    js = plotly_js()
+    target = out_dir / "plotly.min.js"
+    if not target.exists() or target.stat().st_size != js.stat().st_size:
+        shutil.copyfile(js, target)
+    context = {
+        "db": str(db_path), "stamp": datetime.now(UTC).isoformat(timespec="seconds"),
+        "version": pb.__version__, "n_runs": len(df),
+        "status": sorted(df["status"].value_counts().to_dict().items()) if not df.empty else [],
+        "specs": [{"name": Path(s).name, "text": Path(s).read_text(encoding="utf-8")} for s in specs],
+        "toc": toc, "blocks": blocks,
+        "runs": tables.run_table(df) if not df.empty else None,
+        "provenance": tables.provenance(df) if not df.empty else None,
+        "plots": {p["div"]: p["figure"] for b in blocks if b["type"] == "figure" for p in b["panels"]},
+    }
+    index = out_dir / "index.html"
+    index.write_text(_render(context), encoding="utf-8")
+    return index, figs.files
+
+
+class HtmlReporter(pb.Reporter):
+    name = "html"
+    description = "interactive HTML page (plotly, offline) with every registered figure and table"
+    requirements = ("jinja2", "plotly")
+    extra = "plot"
+
+    def __init__(self, static: bool = False, specs: tuple = ()) -> None:
+        self.static = static
+        self.specs = specs
+
+    def report(self, db_path: Path, out_dir: Path) -> Path:
+        return build_report(Path(db_path), Path(out_dir), static=bool(self.static),
+                            specs=tuple(str(s) for s in self.specs))[0]
+
+
+@pb.hookimpl
+def privbench_register_reporters() -> list[type]:
+    return [HtmlReporter]

@@ -11,51 +11,64 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+import privbench as pb
+
 #: the paper's claim, as a box: n in [10^4, 10^5), "a few minutes" read as 1-5 minutes
 PAPER_CLAIM = {"n": (1e4, 1e5), "seconds": (60.0, 300.0)}
 #: the largest alphabet the paper solves exactly with CVX
 PAPER_EXACT_LIMIT = 4096
 
 
+class SppmScaling(pb.Figure):
+    """Drawn from ``privbench benchmark`` records (``problem``, ``n``, ``time_s``,
+    ``gap_bits``, ``tol_bits``, ``lp_backend``, ``mode``), not from stored runs, so it is
+    not registered with the reports; ``benchmark --plot`` renders it statically."""
+
+    name = "sppm-scaling"
+    description = "SPPM's time to a certified gap against alphabet size, with the paper's claim"
+
+    def plot(self, runs: pd.DataFrame, exact: pd.DataFrame | None = None, **_: Any
+             ) -> list[dict[str, Any]]:
+        traces: list[dict[str, Any]] = []
+        synthetic = runs[runs["problem"].str.startswith("synthetic:")]
+        for (backend, mode), g in synthetic.groupby(["lp_backend", "mode"], sort=False):
+            g = g.sort_values("n")
+            traces.append({"x": g["n"].tolist(), "y": g["time_s"].tolist(),
+                           "label": f"SPPM ({backend}, {mode}), certified gap ≤ "
+                                    f"{g['tol_bits'].iloc[0]:g} bits",
+                           "text": [f"gap {v:.1e} bits" for v in g["gap_bits"]]})
+        for r in runs[~runs["problem"].str.startswith("synthetic:")].itertuples():
+            traces.append({"x": [r.n], "y": [r.time_s], "mode": "markers", "marker": "s", "size": 9,
+                           "label": f"SPPM on {r.problem} (gap {r.gap_bits:.1e} bits)"})
+        if exact is not None and not exact.empty:
+            e = exact.sort_values("n")
+            traces.append({"x": e["n"].tolist(), "y": e["time_s"].tolist(), "marker": "^",
+                           "dash": "dash", "color": "#595959",
+                           "label": "exact convex program, dense (cvxpy + Clarabel)"})
+        (n0, n1), (t0, t1) = PAPER_CLAIM["n"], PAPER_CLAIM["seconds"]
+        traces.append({"kind": "band", "x": [n0, n1], "y": [t1, t1], "y_low": [t0, t0],
+                       "y_high": [t1, t1], "color": "#d62728",
+                       "label": 'paper: "a few minutes", n ~ 10⁴–10⁵, L = 100, no certificate'})
+        traces.append({"kind": "vline", "x": [PAPER_EXACT_LIMIT], "y": [], "color": "#d62728",
+                       "dash": "dot", "label": f"paper's exact (CVX) solve stops at n = "
+                                               f"{PAPER_EXACT_LIMIT:,}"})
+        return traces
+
+    def get_metadata(self, runs: pd.DataFrame, **_: Any) -> dict[str, Any]:
+        return {"title": "SPPM: time to a certified gap against alphabet size",
+                "xlabel": "alphabet size n (synthetic data set, Δ = n / 256)",
+                "ylabel": "wall time (s)", "xlog": True, "ylog": True}
+
+
 def sppm_scaling_figure(rows: list[dict[str, Any]], exact_rows: list[dict[str, Any]],
                         path: str | Path) -> Path:
-    """Write the figure to ``path`` (PNG) from ``privbench benchmark`` records."""
-    import matplotlib
+    """Write the figure to ``path`` (PNG or PDF, from the suffix) from ``privbench
+    benchmark`` records."""
+    from privbench.plugins.reporters.render_static import render_file
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Rectangle
-
-    fig, ax = plt.subplots(figsize=(7.0, 4.6))
-    synthetic = [r for r in rows if r["problem"].startswith("synthetic:")]
-    for key in dict.fromkeys((r["lp_backend"], r["mode"]) for r in synthetic):
-        pts = sorted((r["n"], r["time_s"], r["gap_bits"]) for r in synthetic
-                     if (r["lp_backend"], r["mode"]) == key)
-        tol = next(r["tol_bits"] for r in synthetic if (r["lp_backend"], r["mode"]) == key)
-        label = f"SPPM ({key[0]}, {key[1]}), certified gap ≤ {tol:g} bits"
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=label)
-    for r in rows:
-        if not r["problem"].startswith("synthetic:"):
-            ax.plot(r["n"], r["time_s"], "s", ms=7,
-                    label=f"SPPM on {r['problem']} (gap {r['gap_bits']:.1e} bits)")
-    if exact_rows:
-        pts = sorted((r["n"], r["time_s"]) for r in exact_rows)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "^--", color="0.35",
-                label="exact convex program, dense (cvxpy + Clarabel)")
-    (n0, n1), (t0, t1) = PAPER_CLAIM["n"], PAPER_CLAIM["seconds"]
-    ax.add_patch(Rectangle((n0, t0), n1 - n0, t1 - t0, color="tab:red", alpha=0.15,
-                           label='paper: "a few minutes", n ~ 10⁴–10⁵, L = 100, no certificate'))
-    ax.axvline(PAPER_EXACT_LIMIT, color="tab:red", ls=":", lw=1.2,
-               label=f"paper's exact (CVX) solve stops at n = {PAPER_EXACT_LIMIT:,}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("alphabet size n (synthetic data set, Δ = n / 256)")
-    ax.set_ylabel("wall time (s), 2-core machine")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7.5, loc="upper left")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    fig = SppmScaling()
+    runs = pd.DataFrame(rows)
+    exact = pd.DataFrame(exact_rows) if exact_rows else None
+    return render_file(fig.plot(runs, exact=exact), fig.get_metadata(runs), Path(path))

@@ -12,10 +12,10 @@ compared on each instance (data set + parameters, Δ) where some run has a trace
   instances where solver s got there within τ × the fastest solver's time (a failure,
   skip or timeout never counts, so ρ_s(∞) < 1 says how often s could not certify);
 * a table of those times, with why a solver did not get there, as HTML for the report
-  and as Markdown (``solvers.md``) to paste into the README.
+  and as Markdown (``solvers.md``) to paste into a document.
 
 Pure functions over the store's DataFrame (``load_runs``), so the numbers are testable
-without drawing anything.
+without drawing anything; the two figure plugins at the end turn them into trace data.
 """
 
 from __future__ import annotations
@@ -24,13 +24,12 @@ import html
 import math
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ._figures import _plt, _png
+import privbench as pb
 
 #: the certified gap (bits) whose time-to-reach the profiles and the table compare
 TARGET_BITS = 1e-3
@@ -193,96 +192,6 @@ def performance_profile(times: dict[str, list[float | None]], taus: np.ndarray
             for r, s in enumerate(solvers)}
 
 
-# ---------------------------------------------------------------- drawing
-
-def _look(label: str) -> dict[str, Any]:
-    """The label's colour and line style from the report's shared styles (if any)."""
-    try:
-        from . import _figures
-
-        look = _figures.style(label)
-    except Exception:  # noqa: BLE001 - styles are cosmetic; never sink a report on them
-        look = {}
-    return {k: v for k, v in look.items() if k in ("color", "ls")}
-
-
-def suboptimality_figure(shoot: Shootout, instance: str) -> bytes | None:
-    """One panel per budget of ``instance``: upper − best certified lower bound against
-    seconds (both log), one line per solver, a star where its own gap first <= target."""
-    insts = [i for i in shoot.instances if i[0] == instance]
-    if not insts:
-        return None
-    plt = _plt()
-    fig, axes = plt.subplots(1, len(insts), figsize=(4.6 * len(insts), 3.6), squeeze=False)
-    drawn = False
-    for ax, inst in zip(axes[0], insts, strict=True):
-        low = shoot.best_lower(inst)
-        for s in shoot.solvers:
-            cell = shoot.cells.get((inst, s))
-            if cell is None or cell.trace is None:
-                continue
-            t = np.maximum(cell.trace[:, 0], 1e-4)
-            y = np.maximum(cell.trace[:, 1] - low, FLOOR_BITS)
-            look = _look(s)
-            line, = ax.plot(t, y, drawstyle="steps-post", lw=1.6, label=s,
-                            marker="o" if len(t) < 40 else None, ms=4, **look)
-            if cell.seconds is not None:
-                k = int(np.searchsorted(cell.trace[:, 0], cell.seconds))
-                ax.plot([max(cell.seconds, 1e-4)], [y[min(k, len(y) - 1)]], marker="*", ms=13,
-                        color=line.get_color(), mec="k", mew=0.6, ls="none")
-            drawn = True
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.axhline(shoot.target, color="#999", lw=0.8, ls=":")
-        ax.set_title(f"Δ = {inst[2]:g} (best lower bound {low:.4g} bits)", fontsize=9)
-        ax.set_xlabel("seconds")
-        ax.grid(True, which="major", alpha=0.3)
-    axes[0][0].set_ylabel("I(X) − best certified lower bound (bits)")
-    if not drawn:
-        plt.close(fig)
-        return None
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    for ax in axes[0][1:]:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 5), fontsize=8,
-               bbox_to_anchor=(0.5, 1.08))
-    n = insts[0][1]
-    fig.suptitle(f"{instance} (n = {n}): suboptimality against time; ★ own certified gap "
-                 f"≤ {shoot.target:g} bits", fontsize=10, y=1.14)
-    return _png(fig)
-
-
-def profile_figure(shoot: Shootout) -> bytes | None:
-    """Performance profiles of the time to the target gap, τ on a log axis."""
-    times = shoot.times()
-    finite = [t for ts in times.values() for t in ts if t is not None]
-    if not finite or not shoot.instances:
-        return None
-    profile_taus = _taus(times)
-    rho = performance_profile(times, profile_taus)
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for s in shoot.solvers:
-        ax.plot(profile_taus, rho[s], drawstyle="steps-post", lw=1.8, label=s, **_look(s))
-    ax.set_xscale("log")
-    from matplotlib.ticker import FuncFormatter, NullFormatter
-
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlim(1, profile_taus[-1])
-    ax.set_xlabel("τ (time to the gap / fastest solver's time)")
-    ax.set_ylabel("share of instances within τ")
-    ax.set_title(f"Performance profiles: time to a certified gap of {shoot.target:g} bits "
-                 f"({len(shoot.instances)} instances)", fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
-    return _png(fig)
-
-
 def _taus(times: dict[str, list[float | None]]) -> np.ndarray:
     """τ from 1 to a little past the largest finite ratio (log-spaced, with every ratio)."""
     T = np.array([[math.inf if t is None else max(t, 1e-9) for t in ts] for ts in times.values()])
@@ -342,31 +251,85 @@ def html_table(shoot: Shootout) -> str:
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "data"
+# ---------------------------------------------------------------- figures
+
+class SolverProfile(pb.Figure):
+    name = "solver-profile"
+    order = 10
+    description = "performance profiles of the time to a certified gap (solver shootout)"
+    reads = ("trace",)
+    scope = "store"
+
+    def plot(self, runs: pd.DataFrame, **_: Any) -> list[dict[str, Any]]:
+        shoot = collect(runs)
+        if shoot is None:
+            return []
+        times = shoot.times()
+        if not any(t is not None for ts in times.values() for t in ts):
+            return []
+        taus = _taus(times)
+        rho = performance_profile(times, taus)
+        return [{"x": taus.tolist(), "y": rho[s].tolist(), "label": s, "mode": "lines",
+                 "step": True, "width": 2} for s in shoot.solvers]
+
+    def get_metadata(self, runs: pd.DataFrame, **_: Any) -> dict[str, Any]:
+        shoot = collect(runs)
+        count = len(shoot.instances) if shoot is not None else 0
+        return {"title": f"Performance profiles: time to a certified gap of {TARGET_BITS:g} bits "
+                         f"({count} instances)",
+                "xlabel": "τ (time to the gap / fastest solver's time)",
+                "ylabel": "share of instances within τ", "xlog": True,
+                "caption": "ρ_s(τ): share of instances where solver s certified the gap within "
+                           "τ × the fastest solver's time; a failure never counts."}
 
 
-def add_section(page: Any, df: pd.DataFrame, out_dir: Path) -> bool:
-    """Append the shootout section to a report page (``html._Page``) and write
-    ``solvers.md`` beside ``index.html``; False (nothing added) when no run has a trace."""
-    shoot = collect(df)
-    if shoot is None:
-        return False
-    page.add(f"<h2 id=solvers>Solver shootout: time to a certified gap of {shoot.target:g} "
-             "bits</h2><p class=note>Solvers are the mechanisms whose runs record a "
-             "<code>trace</code> (seconds, objective, own certified lower bound). Curves: "
-             "objective minus the best lower bound any solver certified on the instance; ★ "
-             "where the solver's own certified gap first reaches the target. Times are the "
-             "seconds from the start of the solve until the certificate exists (SPPM and "
-             "smoothed_dual certify themselves; mirror_descent and optimal are certified by "
-             "the harness's decoder bound, whose time is counted). A dash "
-             "says why a solver did not get there. The same table is in "
-             "<code>solvers.md</code>.</p>")
-    page.figure(profile_figure(shoot), "solvers-profile",
-                f"Performance profiles of the time to a certified gap of {shoot.target:g} bits")
-    page.add(html_table(shoot))
-    for instance in dict.fromkeys(i[0] for i in shoot.instances):
-        page.figure(suboptimality_figure(shoot, instance), f"solvers-{_slug(instance)}",
-                    f"Suboptimality against time, {instance}")
-    (Path(out_dir) / "solvers.md").write_text(markdown_table(shoot), encoding="utf-8")
-    return True
+class Suboptimality(pb.Figure):
+    name = "suboptimality"
+    order = 20
+    description = "objective minus the best certified lower bound against time, per solver"
+    reads = ("trace",)
+    scope = "store"
+
+    def options(self, runs: pd.DataFrame, outputs: dict[str, Any]) -> list[dict[str, Any]]:
+        shoot = collect(runs)
+        if shoot is None:
+            return []
+        return [{"instance": i} for i in dict.fromkeys(inst[0] for inst in shoot.instances)]
+
+    def plot(self, runs: pd.DataFrame, instance: str = "", **_: Any) -> list[dict[str, Any]]:
+        shoot = collect(runs)
+        if shoot is None:
+            return []
+        traces = []
+        for inst in (i for i in shoot.instances if i[0] == instance):
+            low = shoot.best_lower(inst)
+            panel = f"Δ = {inst[2]:g} (best lower bound {low:.4g} bits)"
+            for s in shoot.solvers:
+                cell = shoot.cells.get((inst, s))
+                if cell is None or cell.trace is None:
+                    continue
+                t = np.maximum(cell.trace[:, 0], 1e-4)
+                y = np.maximum(cell.trace[:, 1] - low, FLOOR_BITS)
+                traces.append({"x": t.tolist(), "y": y.tolist(), "label": s, "panel": panel,
+                               "step": True, "mode": "lines+markers" if len(t) < 40 else "lines",
+                               "group": s})
+                if cell.seconds is not None:
+                    k = min(int(np.searchsorted(cell.trace[:, 0], cell.seconds)), len(y) - 1)
+                    traces.append({"x": [max(cell.seconds, 1e-4)], "y": [float(y[k])],
+                                   "label": f"{s}: own gap ≤ {shoot.target:g}", "style": s,
+                                   "panel": panel, "mode": "markers", "marker": "*", "size": 14,
+                                   "group": s, "showlegend": False})
+            traces.append({"kind": "hline", "x": [], "y": [shoot.target], "label": "target gap",
+                           "panel": panel, "color": "#999999", "dash": "dot", "showlegend": False})
+        return traces
+
+    def get_metadata(self, runs: pd.DataFrame, instance: str = "", **_: Any) -> dict[str, Any]:
+        return {"title": f"Suboptimality against time: {instance}", "xlabel": "seconds",
+                "ylabel": "I(X) − best certified lower bound (bits)", "xlog": True, "ylog": True,
+                "caption": f"★ where the solver's own certified gap first reaches {TARGET_BITS:g} "
+                           "bits; dotted: the target."}
+
+
+@pb.hookimpl
+def privbench_register_figures() -> list[type]:
+    return [SolverProfile, Suboptimality]

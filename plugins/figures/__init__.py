@@ -1,0 +1,1 @@
+"""Built-in figure plugins: each returns trace data that the reporters draw."""

@@ -1,0 +1,194 @@
+"""What the built-in figures share: one look per label, budget picking, replicates.
+
+The looks (colour, marker, dash) are assigned once per report by :func:`assign_styles`
+and read by both renderers through :func:`style`, so a label looks the same in every
+figure. Figure numbers refer to the SPPM paper.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: attack keys drawn as ROC curves, in order, with their titles
+ROC_KINDS = (("nb", "Naive Bayes"), ("lr", "Logistic regression"),
+             ("posterior", "Bayes-optimal (exact posterior)"))
+
+
+#: one look per mechanism across every figure (others get matplotlib's cycle)
+STYLES = {
+    "sppm": {"color": "#d62728"}, "optimal": {"color": "#000000", "ls": "--", "marker": "x"},
+    "expmec": {"color": "#1f77b4"}, "quantized": {"color": "#2ca02c"},
+    "identity": {"color": "#7f7f7f", "ls": ":"},
+    "randomized_response": {"color": "#9467bd"},
+}
+
+
+#: colours for mechanisms without an entry in STYLES (picked by a stable hash of the name)
+PALETTE = ("#8c564b", "#e377c2", "#bcbd22", "#17becf", "#ff7f0e", "#393b79", "#637939",
+           "#843c39", "#7b4173", "#3182bd")
+#: markers and line styles that tell the parameter variants of one mechanism apart
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+LINESTYLES = ("-", "--", "-.", ":")
+
+
+#: label -> look, for every label of the report being drawn (see ``assign_styles``)
+_ASSIGNED: dict[str, dict[str, Any]] = {}
+
+
+def _stable_hash(text: str) -> int:
+    import zlib
+
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def _base_look(base: str) -> dict[str, Any]:
+    out = dict(STYLES.get(base, {}))
+    out.setdefault("color", PALETTE[_stable_hash(base) % len(PALETTE)])
+    out.setdefault("marker", "o")
+    return out
+
+
+def assign_styles(labels: list[str]) -> None:
+    """Give every label of a report its look before any figure is drawn: a mechanism
+    keeps its colour; its parameter variants, in sorted order, take distinct markers and
+    line styles. The same label then looks the same in every figure."""
+    _ASSIGNED.clear()
+    variants: dict[str, list[str]] = {}
+    for label in sorted(set(labels)):
+        variants.setdefault(label.split("[", 1)[0], []).append(label)
+    for base, group in variants.items():
+        for k, label in enumerate(v for v in group if v != base):
+            _ASSIGNED[label] = {**_base_look(base), "marker": MARKERS[(k + 1) % len(MARKERS)],
+                                "ls": LINESTYLES[((k + 1) // len(MARKERS) + 1) % len(LINESTYLES)]}
+        if base in group:
+            _ASSIGNED[base] = _base_look(base)
+
+
+def style(label: str) -> dict[str, Any]:
+    """Colour, marker and line style of a curve label (:func:`assign_styles`; a label
+    not assigned gets its mechanism's look)."""
+    return dict(_ASSIGNED.get(label) or _base_look(label.split("[", 1)[0]))
+
+
+def distinct_styles(labels: list[str]) -> bool:
+    """True when no two of ``labels`` share colour, marker and line style."""
+    looks = [tuple(sorted(style(label).items())) for label in labels]
+    return len(set(looks)) == len(looks)
+
+
+def metric(df: pd.DataFrame, key: str) -> pd.Series:
+    return df["metrics"].map(lambda m: (m or {}).get(key))
+
+
+def pick_budgets(deltas: list[float], count: int = 3) -> list[float]:
+    """Small, middle and large budgets among the stored ones (0 left out when possible)."""
+    d = sorted(set(float(x) for x in deltas))
+    if len([x for x in d if x > 0]) >= count:
+        d = [x for x in d if x > 0]
+    if len(d) <= count:
+        return d
+    return [d[0], d[len(d) // 2], d[-1]]
+
+
+def informative_budgets(df: pd.DataFrame, count: int = 3, floor: float = 0.1) -> list[float]:
+    """Three budgets that show the trade-off: the smallest stored Δ, the first Δ at which
+    the best mechanism is down to ``floor`` x I(A; B) (or the largest Δ), and between them
+    the Δ at which the best mechanism is closest to half of I(A; B).
+
+    The papers pick their ROC budgets the same way: nearly no distortion, enough for
+    near-perfect privacy, and something in between (SPPM section 4.3).
+    """
+    d = sorted(set(float(x) for x in df["delta"]))
+    prior = df["prior_mi_bits"].dropna()
+    if len(d) <= count or prior.empty or not df["mi_bits"].notna().any():
+        return pick_budgets(d, count)
+    half = 0.5 * float(prior.iloc[0])
+    best = df.groupby("delta")["mi_bits"].min().dropna()
+    low = best[best <= floor * 2 * half]
+    hi = float(low.index.min()) if not low.empty else d[-1]
+    inner = best[(best.index > d[0]) & (best.index < hi)]
+    if inner.empty:
+        return pick_budgets([x for x in d if x <= hi], count)
+    mid = float((inner - half).abs().idxmin())
+    return [d[0], mid, hi]
+
+
+def optimum_band(df: pd.DataFrame, points: int = 200
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The certified band on I*(D) that the runs' ``optimum`` metrics imply, on a grid of D
+    between the least and largest certified distortion (None without two certificates)."""
+    from privbench.protocol.optimum import Bound, interval
+
+    certs = []
+    for _, row in df.iterrows():
+        m = row["metrics"] if isinstance(row["metrics"], dict) else {}
+        if m.get("optimum_lower_bits") is not None and m.get("optimum_upper_bits") is not None:
+            certs.append(Bound(float(row["distortion"]), float(m["optimum_lower_bits"]),
+                                     float(m["optimum_upper_bits"])))
+    if len({c.distortion for c in certs}) < 2:
+        return None
+    grid = np.linspace(min(c.distortion for c in certs), max(c.distortion for c in certs), points)
+    bounds = np.array([interval(certs, d) for d in grid])
+    keep = np.isfinite(bounds).all(axis=1)
+    return grid[keep], bounds[keep, 0], bounds[keep, 1]
+
+
+
+
+def run_key(row: Any) -> str:
+    """The run's key as the store has it (falls back to label and Δ)."""
+    key = row.get("run_key") if hasattr(row, "get") else None
+    return str(key) if key else f"{row['label']} Δ={row['delta']:g}"
+
+
+def _ci(m: Any, name: str) -> tuple[float, float] | None:
+    ci = m.get(f"{name}_ci95") if isinstance(m, dict) else None
+    if isinstance(ci, list | tuple) and len(ci) == 2 and all(v is not None for v in ci):
+        return float(ci[0]), float(ci[1])
+    return None
+
+
+def aggregate(runs: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    """One point per (label, Δ): the mean over replicates (runs that differ only by seed)
+    with ± one standard deviation as the interval, or a single run's ``<output>_ci95``
+    (under metrics) as the interval where it has one. Columns: label, delta, x, y, x_low,
+    x_high, y_low, y_high (NaN without an interval), n (replicates) and text (hover)."""
+    from privbench.protocol.figure import column
+
+    frame = runs.assign(_x=pd.to_numeric(column(runs, x), errors="coerce"),
+                        _y=pd.to_numeric(column(runs, y), errors="coerce")).dropna(subset=["_x", "_y"])
+    rows = []
+    for (label, delta), g in frame.groupby(["label", "delta"], sort=True):
+        keys = [run_key(r) for _, r in g.iterrows()]
+        point = {"label": label, "delta": float(delta), "x": g["_x"].mean(), "y": g["_y"].mean(),
+                 "n": len(g), "x_low": np.nan, "x_high": np.nan, "y_low": np.nan, "y_high": np.nan}
+        if len(g) > 1:
+            sx, sy = g["_x"].std(ddof=1), g["_y"].std(ddof=1)
+            point.update(x_low=point["x"] - sx, x_high=point["x"] + sx,
+                         y_low=point["y"] - sy, y_high=point["y"] + sy)
+            text = f"{label} Δ={delta:g}: mean ± sd of {len(g)} replicates ({', '.join(keys[:3])}" \
+                   + (", ..." if len(keys) > 3 else "") + ")"
+        else:
+            m = g["metrics"].iloc[0] if "metrics" in g else None
+            for axis, name in (("x", x), ("y", y)):
+                ci = _ci(m, name)
+                if ci is not None:
+                    point[f"{axis}_low"], point[f"{axis}_high"] = ci
+            text = keys[0]
+        point["text"] = text
+        rows.append(point)
+    return pd.DataFrame(rows, columns=["label", "delta", "x", "y", "x_low", "x_high", "y_low",
+                                       "y_high", "n", "text"])
+
+
+def interval_keys(points: pd.DataFrame, axis: str) -> dict[str, list[float | None]]:
+    """``{axis}_low``/``{axis}_high`` lists for a trace when any point has an interval."""
+    low, high = points[f"{axis}_low"], points[f"{axis}_high"]
+    if not (low.notna() | high.notna()).any():
+        return {}
+    def clean(s: pd.Series) -> list[float | None]:
+        return [None if pd.isna(v) else float(v) for v in s]
+    return {f"{axis}_low": clean(low), f"{axis}_high": clean(high)}
