@@ -109,6 +109,9 @@ def run_table(df: pd.DataFrame) -> Table:
 
 def _flatten(data: Any, prefix: str = "") -> dict[str, str]:
     """{"packages": {"numpy": "2.4"}} -> {"packages.numpy": "2.4"}: one row per value."""
+    if isinstance(data, list) and any(isinstance(v, dict) for v in data):  # e.g. plugin lists
+        return {prefix: "; ".join(" ".join(f"{k}={v[k]}" for k in sorted(v)) if isinstance(v, dict)
+                                  else str(v) for v in data)}
     if not isinstance(data, dict):
         return {prefix: "" if data is None else str(data)}
     out: dict[str, str] = {}
