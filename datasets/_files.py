@@ -36,7 +36,8 @@ DATA_ENV = "PRIVBENCH_DATA_DIR"
 CACHE_ENV = "PRIVBENCH_CACHE_DIR"
 #: set to 1 to forbid downloads (CI, air-gapped machines)
 OFFLINE_ENV = "PRIVBENCH_OFFLINE"
-#: the largest file read out of a zip, in bytes (the official data files are < 30 MB)
+#: the largest file read out of a zip, or csv table read, in bytes (the official data
+#: files are < 30 MB)
 MAX_MEMBER_ENV = "PRIVBENCH_MAX_UNZIPPED_BYTES"
 DEFAULT_MAX_MEMBER = 512 * 2**20
 

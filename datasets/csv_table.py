@@ -29,6 +29,7 @@ import privbench as pb
 
 from ._alphabet import check_private, one_hot, parse_top_k, prior_summary
 from ._common import AttributeTableMixin, check_choice
+from ._files import MAX_MEMBER_ENV, max_member_bytes
 from ._sampling import RowSampledMixin, sample_alphabet
 
 DISTORTIONS = ("hamming", "l1", "l2", "sq_l2")
@@ -104,10 +105,16 @@ def _check_text(path: Path) -> None:
     """Refuse a file that is not text (NUL bytes in its first block, as in
     /proc/self/environ) before any of it can reach an error message."""
     try:
+        size = path.stat().st_size
         with open(path, "rb") as fh:
             head = fh.read(1 << 16)
     except OSError as exc:
         raise pb.DataError(f"csv: cannot read {path}: {exc.strerror or exc}") from None
+    limit = max_member_bytes()
+    if size > limit:
+        raise pb.DataError(f"csv: {path} is {size / 2**20:,.0f} MiB, above the limit of "
+                           f"{limit / 2**20:,.0f} MiB for a table read into memory; raise "
+                           f"{MAX_MEMBER_ENV} (bytes) if the machine can hold it")
     if b"\0" in head:
         raise pb.DataError(f"csv: {path} is not a text table (it holds NUL bytes); expected "
                            "a delimited text file with a header row")
@@ -174,6 +181,12 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
         self.missing = missing
         self.sep = sep
         self.encoding = encoding
+
+    def check_params(self) -> None:
+        if not (isinstance(self.sep, str) and (len(self.sep) == 1 or self.sep in ("tab", "\\t"))):
+            raise pb.ValidationError(f"csv: sep must be one character (or tab); got "
+                                     f"{str(self.sep)[:10]!r}")
+        super().check_params()
 
     def read(self) -> pd.DataFrame:
         """The file as strings (missing values as NaN); parse errors name file and line."""

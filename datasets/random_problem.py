@@ -14,6 +14,10 @@ import privbench as pb
 KINDS = ("random", "hamming", "sq_l2")
 
 
+#: the largest alphabet (and private alphabet): the distortion is a dense n x n matrix
+MAX_N = 20_000
+
+
 class RandomProblem(pb.DatasetAdapter):
     name = "random"
     description = "seeded random prior and distortion (tests, property checks)"
@@ -29,6 +33,17 @@ class RandomProblem(pb.DatasetAdapter):
         self.distortion = distortion
         self.concentration = concentration
         self.bits = bits
+
+    def check_params(self) -> None:
+        """Sizes a dense |A| x n prior and n x n distortion can hold; a seed numpy takes."""
+        for name, value, high in (("n", self.n, MAX_N), ("n_private", self.n_private, MAX_N)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+                raise pb.ValidationError(f"random: {name} must be an integer in [1, {high:,}]; "
+                                         f"got {str(value)[:30]}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) \
+                or not 0 <= self.seed < 2**63:
+            raise pb.ValidationError(f"random: seed must be an integer in [0, 2^63 - 1]; got "
+                                     f"{str(self.seed)[:30]}")
 
     def load(self) -> pb.PrivacyProblem:
         if self.distortion not in KINDS:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from privbench.host.manager import get_host
+from privbench.protocol.checks import finite_float
 from privbench.protocol.errors import StoreWriteError, ValidationError
 from privbench.protocol.plugin import format_label
 from privbench.protocol.shared import STORE_ENV
@@ -32,6 +33,10 @@ def add_store_args(p: argparse.ArgumentParser) -> None:
                         "memory limit); a run above it is stored as an error")
 
 
+#: the largest --max-mem (MB) accepted: a pebibyte; `inf` or 1e300 are not limits
+MAX_MEM_MB = 2.0**30
+
+
 def make_executor(name: str, workers: int | None, scheduler: str | None = None,
                   max_mem_mb: float | None = None) -> Any:
     """``name`` may carry parameters like a mechanism: ``dask:max_pending=64``."""
@@ -43,7 +48,7 @@ def make_executor(name: str, workers: int | None, scheduler: str | None = None,
         if "max_mem_mb" not in cls.param_names():
             raise ValidationError(f"--max-mem needs an executor that runs in worker processes "
                                   f"(process or dask); {name!r} runs in this process")
-        params["max_mem_mb"] = max_mem_mb
+        params["max_mem_mb"] = finite_float("--max-mem", max_mem_mb, low=1.0, high=MAX_MEM_MB)
     if scheduler:
         if "scheduler" not in cls.param_names():
             raise ValidationError(f"--scheduler does not apply to the {name!r} executor "

@@ -69,3 +69,18 @@ def delta_value(delta: Any, role: str) -> float:
         meaning = {BUDGET: "a distortion budget", EPSILON: "this mechanism's epsilon"}.get(role, "unused")
         raise ValidationError(f"delta must be a finite number >= 0 (here: {meaning}); got {delta!r}")
     return value
+
+
+#: the largest seed a run may carry (stored as SQLite's signed 64-bit INTEGER)
+MAX_SEED = 2**63 - 1
+
+
+def seed_value(name: str, value: Any) -> int | None:
+    """A random seed: None, or an integer in [0, 2^63 - 1] (numpy refuses negative seeds,
+    SQLite stores 64-bit integers)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        raise ValidationError(f"{name} must be an integer in [0, 2^63 - 1]; got "
+                              f"{str(value)[:30]}")
+    return int(value)

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from privbench.host.manager import get_host
-from privbench.protocol.checks import BUDGET, DELTA_ROLES, delta_value, finite_float, positive_int
+from privbench.protocol.abort import plugin_code
+from privbench.protocol.checks import BUDGET, DELTA_ROLES, delta_value, finite_float, positive_int, seed_value
 from privbench.protocol.errors import PluginError, PrivbenchError, ValidationError
 from privbench.running.problems import load_problem
 from privbench.running.specs import RunSpec, parse_spec
@@ -185,11 +186,16 @@ def check_dataset(text: str, name: str, params: dict[str, Any]) -> None:
     run, which records them with a traceback.
     """
     try:
-        load_problem(name, params)
+        with plugin_code(f"dataset {name!r}"):
+            load_problem(name, params)
     except PrivbenchError as exc:
         raise ValidationError(f"dataset {text!r}: {exc}") from None
-    except Exception:  # noqa: BLE001 - recorded by the run itself
-        pass
+    except MemoryError:
+        raise ValidationError(f"dataset {text!r} does not fit in memory; choose smaller "
+                              "parameters (n, top_k)") from None
+    except Exception as exc:  # noqa: BLE001 - an adapter's failure is still a bad request
+        raise ValidationError(f"dataset {text!r} cannot be loaded: {type(exc).__name__}: "
+                              f"{str(exc)[:200]}") from None
 
 
 #: the simple baselines every comparison shows (DPBench's advice): no mapping, and the one
@@ -223,6 +229,8 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
         raise ValidationError(f"workers must be an integer >= 1; got {spec.workers!r}")
     if not deltas:
         raise ValidationError("no budget given; pass --delta X (one or more)")
+    for seed in spec.seeds:
+        seed_value("seed", seed)
     for backend in spec.lp_backends:
         host.get(LP_KIND, backend)
     check_metrics(spec)
