@@ -197,7 +197,8 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
         """Add this mechanism's rows, variables and objective to ``lp``."""
         raise NotImplementedError
 
-    def measures(self, lp: MappingLP, X: np.ndarray) -> dict[str, Any]:
+    def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
+                 ) -> dict[str, Any]:
         """Stats of the returned mapping that say how well it meets its own notion."""
         return {}
 
@@ -220,5 +221,5 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
                  "lp_cols": program.shape[1], "lp_nnz": int(program.A.nnz),
                  "lp_iterations": out.iterations, "lp_backend": str(self.lp_backend),
                  "budget_theta": theta}
-        stats.update(self.measures(lp, X))
+        stats.update(self.measures(problem, lp, X))
         return self.result(X, **stats)

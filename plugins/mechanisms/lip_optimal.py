@@ -32,28 +32,6 @@ from ._lp_mapping import LPMappingMechanism, MappingLP
 NOTIONS = ("lip", "ldp")
 
 
-def lip_epsilon(W: np.ndarray, q: np.ndarray) -> float:
-    """max_{a, b̂: p(b̂)>0} |ln W(b̂|a) / p(b̂)| in nats (``inf`` for a zero W)."""
-    used = q > 0
-    if not used.any():
-        return 0.0
-    ratio = W[:, used] / q[used]
-    if (ratio <= 0).any():
-        return math.inf
-    return float(np.abs(np.log(ratio)).max())
-
-
-def ldp_epsilon(W: np.ndarray) -> float:
-    """max_{b̂, a, a'} ln W(b̂|a) / W(b̂|a') in nats over outputs that are used."""
-    used = W.max(axis=0) > 0
-    if not used.any():
-        return 0.0
-    low = W[:, used].min(axis=0)
-    if (low <= 0).any():
-        return math.inf
-    return float(np.log(W[:, used].max(axis=0) / low).max())
-
-
 class LipOptimal(LPMappingMechanism):
     """Least E[d] under ε-LIP (or ε-LDP w.r.t. A with ``notion="ldp"``), Δ read as ε."""
 
@@ -89,10 +67,10 @@ class LipOptimal(LPMappingMechanism):
             coef = np.array([shrink * cond[a] - cond[b] for a, b in pairs])
             lp.add_rows(lp.per_output(coef), -np.inf, 0.0)
 
-    def measures(self, lp: MappingLP, X: np.ndarray) -> dict[str, Any]:
-        W = lp.channel(X)
-        return {"lip_epsilon_nats": lip_epsilon(W, lp.output_marginal(X)),
-                "ldp_epsilon_nats": ldp_epsilon(W), "notion": str(self.notion)}
+    def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
+                 ) -> dict[str, Any]:
+        return {"lip_epsilon_nats": pb.metrics.lip_epsilon(problem, X),
+                "ldp_epsilon_nats": pb.metrics.ldp_epsilon_private(problem, X)}
 
 
 @pb.hookimpl

@@ -17,7 +17,6 @@ Stats: ``map_vulnerability`` (= the MAP adversary's accuracy) and
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -43,11 +42,10 @@ class MapOptimal(LPMappingMechanism):
         max_rows(lp, lp.joint)
         lp.add_budget(delta)
 
-    def measures(self, lp: MappingLP, X: np.ndarray) -> dict[str, Any]:
-        vulnerability = float((lp.joint @ X[:, lp.live].T).max(axis=0).sum())
-        prior = float(lp.joint.sum(axis=1).max())
-        return {"map_vulnerability": vulnerability,
-                "min_entropy_leakage_bits": math.log2(vulnerability / prior)}
+    def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
+                 ) -> dict[str, Any]:
+        return {"map_vulnerability": float((lp.joint @ X[:, lp.live].T).max(axis=0).sum()),
+                "min_entropy_leakage_bits": pb.metrics.min_entropy_leakage(problem, X)}
 
 
 @pb.hookimpl

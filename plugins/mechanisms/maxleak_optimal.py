@@ -18,7 +18,6 @@ Stats: ``maxleak_bits`` of the returned mapping, ``lp_objective`` = Σ t.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -52,8 +51,9 @@ class MaxLeakOptimal(LPMappingMechanism):
         max_rows(lp, lp.cond)
         lp.add_budget(delta)
 
-    def measures(self, lp: MappingLP, X: np.ndarray) -> dict[str, Any]:
-        return {"maxleak_bits": math.log2(float(lp.channel(X).max(axis=0).sum()))}
+    def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
+                 ) -> dict[str, Any]:
+        return {"maxleak_bits": pb.metrics.maximal_leakage(problem, X)}
 
 
 @pb.hookimpl

@@ -45,7 +45,8 @@ class PerfectPrivacy(LPMappingMechanism):
         if cond.shape[0] > 1:
             lp.add_rows(lp.per_output(cond[1:] - cond[0]), 0.0, 0.0)
 
-    def measures(self, lp: MappingLP, X: np.ndarray) -> dict[str, Any]:
+    def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
+                 ) -> dict[str, Any]:
         W = lp.channel(X)
         return {"dependence_max": float(np.abs(W - lp.output_marginal(X)[None, :]).max())}
 
