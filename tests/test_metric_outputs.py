@@ -17,8 +17,9 @@ from privbench.plugins.metrics.notions import OUTPUTS, PrivacyNotions
 from privbench.results.store import ResultStore
 from privbench.running.records import plain, record_json
 
-#: owned by the optimum work; its outputs are declared there
-NOT_HERE = {"optimum", "optimum_large"}
+#: declared by the work that owns them (optimum: the certified-optimum metric; bootstrap:
+#: the per-output intervals, whose ``<output>_ci95`` names follow the outputs above)
+NOT_HERE = {"optimum", "optimum_large", "bootstrap"}
 
 
 def _declared(metric_cls) -> set[str]:
