@@ -5,11 +5,22 @@ certified bounds earlier runs paid for (:mod:`privbench.protocol.optimum` combin
 at any distortion). The sweep's results store keeps them in a table of the metric's own,
 ``optimum_certificates`` (:func:`privbench.protocol.shared.sweep_store`; outside a sweep,
 this process only).
+
+A certificate read from a file is not trusted as found: each row carries an HMAC-SHA256
+of its problem key and numbers under a key private to this user (``certificate.key`` in
+privbench's cache folder, mode 0600), so a row forged or edited in a database someone
+sent, or written on another machine, fails the check and is ignored (the metric then
+certifies the run itself). Rows must also be sane: finite, 0 <= lower <= upper, lower
+<= I(A;B).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import hmac
+import os
+import secrets
 import sqlite3
 import time
 from pathlib import Path
@@ -23,7 +34,9 @@ from privbench.protocol.shared import sweep_store
 
 _TABLE = ("CREATE TABLE IF NOT EXISTS optimum_certificates (problem_key TEXT NOT NULL, "
           "distortion REAL NOT NULL, lower_bits REAL NOT NULL, upper_bits REAL NOT NULL, "
-          "source TEXT, seconds REAL, created_at REAL)")
+          "source TEXT, seconds REAL, created_at REAL, mac TEXT)")
+#: slack of the sanity checks on a stored certificate (bits)
+SANE_TOL = 1e-9
 #: certificates of this process, by problem key
 _MEMORY: dict[str, list[Bound]] = {}
 #: problem keys by the identity of the (read-only, cached) joint array; the array is kept
@@ -54,11 +67,49 @@ def problem_key(problem: PrivacyProblem) -> str | None:
     return key
 
 
+@functools.cache
+def _secret() -> bytes:
+    """This user's certificate key: created once (0600) in privbench's cache folder; a
+    per-process key when the folder cannot be used (certificates then stay in-process)."""
+    base = os.environ.get("PRIVBENCH_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "privbench")
+    path = Path(base) / "certificate.key"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(secrets.token_bytes(32))
+        key = path.read_bytes()
+        if len(key) >= 32:
+            return key
+    except OSError:
+        pass
+    return secrets.token_bytes(32)
+
+
+def _mac(key: str, distortion: float, lower: float, upper: float, source: str | None) -> str:
+    text = f"{key}|{float(distortion)!r}|{float(lower)!r}|{float(upper)!r}|{source or ''}"
+    return hmac.new(_secret(), text.encode(), hashlib.sha256).hexdigest()
+
+
+def _sane(distortion: float, lower: float, upper: float, prior_bits: float) -> bool:
+    values = np.array([distortion, lower, upper], dtype=float)
+    return bool(np.isfinite(values).all() and distortion >= 0 and -SANE_TOL <= lower
+                and lower <= upper + SANE_TOL and lower <= prior_bits + SANE_TOL)
+
+
 class OptimumCache:
     """Certificates of one problem: this process's, plus the store's when one is named."""
 
     def __init__(self, problem: PrivacyProblem, path: str | Path | None = None) -> None:
         self.key = problem_key(problem)
+        self.prior_bits = float(problem.prior_mi_bits)
+        #: rows of the store that failed the check (forged, edited, another machine's)
+        self.rejected = 0
         path = path if path is not None else sweep_store()
         self.path = Path(path) if path else None
 
@@ -68,6 +119,9 @@ class OptimumCache:
         try:
             conn = sqlite3.connect(self.path, timeout=30.0)
             conn.execute(_TABLE)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(optimum_certificates)")}
+            if "mac" not in columns:  # a table from before certificates were signed
+                conn.execute("ALTER TABLE optimum_certificates ADD COLUMN mac TEXT")
             return conn
         except sqlite3.Error:
             return None  # the cache is an optimisation: a locked or foreign file is skipped
@@ -77,10 +131,20 @@ class OptimumCache:
         conn = self._connect()
         if conn is not None:
             with conn:
-                rows = conn.execute("SELECT distortion, lower_bits, upper_bits, source FROM "
-                                    "optimum_certificates WHERE problem_key = ?", (self.key,))
-                found += [Bound(float(d), float(lo), float(up), f"cache: {src}")
-                          for d, lo, up, src in rows]
+                rows = conn.execute("SELECT distortion, lower_bits, upper_bits, source, mac "
+                                    "FROM optimum_certificates WHERE problem_key = ?",
+                                    (self.key,)).fetchall()
+            for d, lo, up, src, mac in rows:
+                try:
+                    d, lo, up = float(d), float(lo), float(up)
+                except (TypeError, ValueError):
+                    self.rejected += 1
+                    continue
+                if not (isinstance(mac, str) and hmac.compare_digest(
+                        mac, _mac(self.key, d, lo, up, src))) or not _sane(d, lo, up, self.prior_bits):
+                    self.rejected += 1
+                    continue
+                found.append(Bound(d, lo, up, f"cache: {src}"))
             conn.close()
         return found
 
@@ -93,9 +157,13 @@ class OptimumCache:
             return
         try:
             with conn:
-                conn.execute("INSERT INTO optimum_certificates VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             (self.key, certificate.distortion, certificate.lower_bits,
-                              certificate.upper_bits, certificate.source, seconds, time.time()))
+                d, lo, up = (float(certificate.distortion), float(certificate.lower_bits),
+                             float(certificate.upper_bits))
+                conn.execute("INSERT INTO optimum_certificates (problem_key, distortion, "
+                             "lower_bits, upper_bits, source, seconds, created_at, mac) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                             (self.key, d, lo, up, certificate.source, seconds, time.time(),
+                              _mac(self.key, d, lo, up, certificate.source)))
         except sqlite3.Error:
             pass
         finally:
