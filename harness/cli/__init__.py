@@ -11,6 +11,7 @@ import os
 import pkgutil
 import sys
 
+from privbench.protocol.abort import handle_sigterm, terminated
 from privbench.protocol.env import env_flag
 from privbench.protocol.errors import PrivbenchError, StoreReadError, StoreWriteError
 
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except BrokenPipeError:  # `privbench sweep --help | head -3`
         return _quiet_closed_pipe()
+    handle_sigterm()
     try:
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in Python's exit-time flush
@@ -85,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"privbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        if terminated.is_set():
+            print(f"privbench {args.command}: terminated (SIGTERM); worker processes stopped, "
+                  "runs stored so far kept", file=sys.stderr)
+            return 143
         print("privbench: interrupted", file=sys.stderr)
         return 130
     except SystemExit as exc:

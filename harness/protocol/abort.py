@@ -14,11 +14,27 @@ from collections.abc import Iterator
 from privbench.protocol.errors import PluginAbort
 
 _user_interrupted = threading.Event()
+#: set when privbench was asked to stop with SIGTERM (``kill PID``, a job scheduler)
+terminated = threading.Event()
 
 
 def _on_sigint(signum: int, frame: object) -> None:
     _user_interrupted.set()
     raise KeyboardInterrupt
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like a Ctrl-C, so that ``finally`` blocks stop worker pools and
+    close the store, instead of the process vanishing and leaving its workers running."""
+    terminated.set()
+    _user_interrupted.set()
+    raise KeyboardInterrupt
+
+
+def handle_sigterm() -> None:
+    """Install the SIGTERM handler (main thread only; the CLI calls it)."""
+    if _main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 def _main_thread() -> bool:
