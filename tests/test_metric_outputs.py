@@ -17,9 +17,8 @@ from privbench.plugins.metrics.notions import OUTPUTS, PrivacyNotions
 from privbench.results.store import ResultStore
 from privbench.running.records import plain, record_json
 
-#: declared by the work that owns them (optimum: the certified-optimum metric; bootstrap:
-#: the per-output intervals, whose ``<output>_ci95`` names follow the outputs above)
-NOT_HERE = {"optimum", "optimum_large", "bootstrap"}
+#: declared by the work that owns them (optimum: the certified-optimum metric)
+NOT_HERE = {"optimum", "optimum_large"}
 
 
 def _declared(metric_cls) -> set[str]:
@@ -51,7 +50,7 @@ def test_mapping_records_and_holdout_metrics_declare_what_they_return():
     checked = _check_run(problem, res, 0.5, requested=("nb_attack", "lr_attack"))
     assert {"leakage", "local_dp", "privacy_notions", "posterior_attack", "holdout_leakage",
             "holdout_attack", "nb_attack", "lr_attack", "feature_leakage", "mapping_behaviour",
-            "support"} <= checked
+            "support", "bootstrap"} <= checked
     gauss = pb.load_dataset("linear_gaussian", n_samples=300, seed=3)
     rec = pb.get_mechanism("nullspace").solve(gauss, 0.01, seed=1)
     assert {"e_utility", "e_privacy", "e_privacy_attack"} <= _check_run(gauss, rec, 0.01)

@@ -35,6 +35,8 @@ import scipy.sparse as sp
 import privbench as pb
 from privbench.protocol.checks import positive_int
 
+from .notions import OUTPUTS as NOTION_OUTPUTS
+
 #: resamples drawn at once (bounds the memory of the (chunk, |A|, n) output joints)
 CHUNK = 50
 
@@ -167,6 +169,24 @@ def basic_interval(estimate: float, values: np.ndarray, level: float = 0.95,
     return [float(q_lo), float(q_hi)]
 
 
+#: citation of the intervals (declared with every ``<output>_ci95``)
+CITATION = ("Efron & Tibshirani, An Introduction to the Bootstrap, 1993; Hay et al., DPBench, "
+            "SIGMOD 2016")
+
+
+def _declared() -> tuple[pb.Output, ...]:
+    """``<output>_ci95`` for I(A; B̂), E[d] and every notion, in the notion's unit (neutral:
+    an interval is not itself more or less private), and the samples record."""
+    bases = [pb.Output("mi_bits", "bits"), pb.Output("distortion", "distortion"),
+             *NOTION_OUTPUTS]
+    return (*(pb.Output(f"{o.name}_ci95", o.unit, "neutral",
+                        f"95 % bootstrap interval [lo, hi] of {o.name} over resampled users",
+                        CITATION) for o in bases),
+            pb.Output("bootstrap", "none", "neutral",
+                      "per-resample values, draws key and estimates (paired comparisons)",
+                      CITATION))
+
+
 class BootstrapIntervals(pb.Metric):
     """95 % intervals over resampled users for each exact privacy notion and E[d].
 
@@ -179,6 +199,7 @@ class BootstrapIntervals(pb.Metric):
     description = ("95% bootstrap intervals over resampled users for each exact privacy "
                    "notion and the distortion (data sets built from user records)")
     needs = frozenset({"mapping"})
+    outputs = _declared()
 
     def __init__(self, resamples: int = 200, seed: int = 0) -> None:
         self.resamples = resamples
