@@ -23,7 +23,10 @@ def command_modules() -> list[str]:
     return [m for m in first if m in found] + sorted(set(found) - set(first))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with ``command`` the name of a built-in one (module
+    ``{command}_cmd``), of that command alone, so that a command imports only what it uses
+    (``privbench plugins`` never imports pandas)."""
     from privbench import __version__
 
     parser = argparse.ArgumentParser(
@@ -32,10 +35,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"privbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in command_modules():
+    modules = command_modules()
+    if command is not None and f"{command}_cmd" in modules:
+        importlib.import_module(f"{__name__}.{command}_cmd").add_parser(sub)
+        return parser
+    for name in modules:
         importlib.import_module(f"{__name__}.{name}").add_parser(sub)
     _plugin_commands(sub)
     return parser
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The sub-command ``argv`` names (its first word when that is not an option)."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
 
 
 def _plugin_commands(sub: argparse._SubParsersAction) -> None:
@@ -64,8 +76,9 @@ def _quiet_closed_pipe() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        parser = build_parser()  # loads the plugins (they may contribute commands)
+        parser = build_parser(_command_of(argv))  # may load the plugins (they add commands)
     except PrivbenchError as exc:  # PRIVBENCH_TRACE_PLUGINS=maybe
         print(f"privbench: error: {exc}", file=sys.stderr)
         return 2
