@@ -11,14 +11,16 @@ then the empirical joint of the remaining users (as in the SPPM paper's census s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from privbench.protocol.errors import DataError, ValidationError
 from privbench.protocol.information import attribute_leakage_bits
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def parse_top_k(value: Any, *, dataset: str, default_all: bool = False) -> int | None:
@@ -100,6 +102,8 @@ def build_alphabet(profiles: np.ndarray, private: np.ndarray, n_private: int,
 
 def check_private(labels: pd.Series, *, dataset: str, column: str) -> tuple[np.ndarray, tuple]:
     """Integer-code the private column; it must take at least two values."""
+    import pandas as pd
+
     values = pd.Series(labels).dropna()
     distinct = sorted(values.unique().tolist(), key=lambda v: (str(type(v)), v))
     if len(distinct) < 2:
@@ -129,6 +133,8 @@ def attribute_mutual_information(joint: np.ndarray, codes: np.ndarray,
     (X[i, j] = p(b̂_i | b_j)) the table also gives I(A; F̂) of the released attribute,
     computed exactly from p(a, b̂) = Σ_j p(a, b_j) X[i, j].
     """
+    import pandas as pd
+
     P = np.asarray(joint, dtype=float)
     P = P / P.sum()
     released = None

@@ -6,16 +6,18 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 import privbench as pb
 from privbench.protocol.errors import DataError
 
 from . import _files
 from ._alphabet import Alphabet, attribute_mutual_information, build_alphabet
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def check_choice(dataset: str, param: str, value: Any, choices: tuple[str, ...]) -> str:
@@ -166,6 +168,8 @@ def read_table(text: str, where: str, sep: str, columns: tuple[str, ...], *,
     The C parser reads well-formed files; otherwise a line-by-line scan raises a
     DataError naming the file, the line, the column and what was expected.
     """
+    import pandas as pd
+
     choices = choices or {}
     lines = text.replace("\r\n", "\n").split("\n")
     keep = np.fromiter((bool(x.strip()) for x in lines), dtype=bool, count=len(lines))

@@ -18,11 +18,8 @@ match the official checksums.
 from __future__ import annotations
 
 import hashlib
-import http.client
 import os
 import tempfile
-import urllib.error
-import urllib.request
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -352,6 +349,10 @@ def download(remote: Remote, target: Path, *, progress: bool = True,
     :param opener: ``urllib.request.urlopen``-like callable (tests inject one).
     :raises DataError: naming the URL and what went wrong.
     """
+    import http.client
+    import urllib.error
+    import urllib.request
+
     opener = opener or urllib.request.urlopen
     made = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -29,15 +29,17 @@ With the defaults every user is a design user, in file order, and nothing change
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 import privbench as pb
 from privbench.protocol.checks import finite_float, positive_int
 
 from ._alphabet import Alphabet, build_alphabet
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: the parameters, with their defaults (each row-based adapter's ``__init__`` takes them)
 DEFAULTS: dict[str, Any] = {"holdout": 0.0, "holdout_seed": 0, "design_fraction": 1.0,

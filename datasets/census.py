@@ -15,10 +15,9 @@ its own (``missing=keep``); missing values in columns that are not used never ma
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 import privbench as pb
 
@@ -26,6 +25,9 @@ from . import _files
 from ._alphabet import one_hot, parse_top_k, prior_summary
 from ._common import AttributeTableMixin, FileBackedAdapter, check_choice, symbols_from_codes
 from ._sampling import RowSampledMixin, sample_alphabet
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: the 15 columns of adult.data / adult.test (adult.names)
 COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
@@ -67,6 +69,8 @@ def parse_adult(text: str, where: str) -> pd.DataFrame:
     Parsed by pandas' C reader; when anything looks wrong the file is scanned line by
     line to report the first bad line.
     """
+    import pandas as pd
+
     lines = text.split("\n")
     keep = np.fromiter((bool(x.strip()) and not x.lstrip().startswith("|") for x in lines),
                        dtype=bool, count=len(lines))
@@ -122,12 +126,16 @@ def _scan_adult(lines: list[str], where: str) -> None:
 
 def age_decade(age: pd.Series) -> pd.Series:
     """17 -> '10-19', 42 -> '40-49'; missing ages stay missing."""
+    import pandas as pd
+
     decade = (age // 10) * 10
     return decade.map(lambda d: MISSING if pd.isna(d) else f"{int(d)}-{int(d) + 9}")
 
 
 def _categories(values: pd.Series) -> list[str]:
     """Sorted distinct values (age decades numerically), ``?`` last."""
+    import pandas as pd
+
     distinct = [v for v in pd.unique(values) if v != MISSING]
     key = (lambda v: int(v.split("-")[0])) if values.name == "age_decade" else str
     out = sorted(distinct, key=key)
@@ -165,6 +173,8 @@ class Census(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
 
     def read_frame(self) -> tuple[pd.DataFrame, _files.Source]:
         """Every row of the chosen files, with ``split`` and ``line`` columns."""
+        import pandas as pd
+
         source = self.locate()
         parts = []
         for member in source.paths:
@@ -180,6 +190,8 @@ class Census(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
         return frame, source
 
     def load(self) -> pb.PrivacyProblem:
+        import pandas as pd
+
         top_k = parse_top_k(self.top_k, dataset=self.name)
         missing = check_choice(self.name, "missing", self.missing, ("drop", "keep"))
         sampling = self.sampling()

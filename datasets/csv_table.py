@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 import privbench as pb
 
@@ -31,6 +30,9 @@ from ._alphabet import check_private, one_hot, parse_top_k, prior_summary
 from ._common import AttributeTableMixin, check_choice
 from ._files import MAX_MEMBER_ENV, max_member_bytes
 from ._sampling import RowSampledMixin, sample_alphabet
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DISTORTIONS = ("hamming", "l1", "l2", "sq_l2")
 MISSING_MARKERS = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "?")
@@ -190,6 +192,8 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
 
     def read(self) -> pd.DataFrame:
         """The file as strings (missing values as NaN); parse errors name file and line."""
+        import pandas as pd
+
         if not self.path:
             raise pb.ValidationError("csv: path=FILE is required")
         path = Path(self.path).expanduser()
@@ -332,6 +336,8 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
     def _drop_missing(self, frame: pd.DataFrame, private_col: str, public: list[str],
                       missing: str, distortion: str) -> tuple[pd.DataFrame, int]:
         """Apply the ``missing`` rule (an error names the file and line); rows dropped."""
+        import pandas as pd
+
         used = frame[[private_col, *public]]
         has_missing = used.isna().any(axis=1).to_numpy()
         if has_missing.any() and (missing == "error" or distortion != "hamming"
@@ -356,6 +362,8 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
                 numeric_needed: bool, binned_explicitly: bool
                 ) -> tuple[np.ndarray, np.ndarray, list[Any]]:
         """Integer codes, the numeric value of each code (NaN if none) and readable labels."""
+        import pandas as pd
+
         present = column.dropna()
         numbers = pd.to_numeric(present, errors="coerce")
         is_numeric = bool(len(present)) and not numbers.isna().any()

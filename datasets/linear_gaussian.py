@@ -15,7 +15,6 @@ the sign pattern of the first ``min(3, n_features)`` features, with Hamming dist
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 import privbench as pb
 
@@ -58,6 +57,8 @@ class LinearGaussian(pb.DatasetAdapter):
                 f"linear_gaussian: spectrum_decay must be in (0, 1]; got {self.spectrum_decay!r}")
 
     def load(self) -> pb.PrivacyProblem:
+        import pandas as pd
+
         self._check()
         m, n, k = self.n_samples, self.n_features, self.n_labels
         rng = np.random.default_rng(self.seed)

@@ -23,10 +23,9 @@ timestamp), ``users.dat`` (``::``: user, gender, age, occupation, zip), ``movies
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 import privbench as pb
@@ -35,6 +34,9 @@ from . import _files
 from ._alphabet import parse_top_k, prior_summary
 from ._common import AttributeTableMixin, FileBackedAdapter, read_table
 from ._sampling import RowSampledMixin, sample_alphabet
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 GROUPLENS = "https://files.grouplens.org/datasets/movielens"
 REMOTES = {
@@ -212,6 +214,8 @@ class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
         return out
 
     def load(self) -> pb.PrivacyProblem:
+        import pandas as pd
+
         variant = self._variant()
         top = self.top_genres
         if isinstance(top, bool) or not isinstance(top, int) or top < 1:
@@ -295,6 +299,8 @@ def _rating_positions(users: pd.DataFrame, items: pd.DataFrame, ratings: pd.Data
                       ) -> tuple[np.ndarray, np.ndarray]:
     """Row of each rating's user and movie; an unknown id or a rating outside 1..5 is a
     DataError naming the ratings file and line."""
+    import pandas as pd
+
     user_pos = pd.Index(users["user_id"]).get_indexer(ratings["user_id"])
     item_pos = pd.Index(items["item_id"]).get_indexer(ratings["item_id"])
     for pos, col, what in ((user_pos, "user_id", users_file), (item_pos, "item_id", items_file)):

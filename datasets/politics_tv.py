@@ -24,17 +24,18 @@ import dataclasses
 import functools
 import itertools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-from scipy.special import expit, logit
 
 import privbench as pb
 
 from ._alphabet import check_private, parse_top_k, prior_summary
 from ._common import check_choice, read_table
 from ._sampling import RowSampledMixin, RowSampling, sample_alphabet
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEMOGRAPHICS = ("age", "gender", "state", "politics")
 DISTORTIONS = ("hamming", "l1", "l2", "sq_l2")
@@ -71,6 +72,8 @@ def survey_problem(frame: pd.DataFrame, show_names: list[str], *, ratings: str, 
                    top_k: Any, distortion: Any, dataset: str, name: str,
                    meta: dict[str, Any], sampling: RowSampling | None = None) -> pb.PrivacyProblem:
     """The prior p(politics, ratings of the chosen shows) of a survey table."""
+    import pandas as pd
+
     ratings = check_choice(dataset, "ratings", ratings, ("binary", "stars"))
     metric = "hamming" if ratings == "binary" else "l2"
     if distortion is not None:
@@ -248,6 +251,8 @@ def show_design() -> pd.DataFrame:
     like rates in [0.35, 0.65) from a fixed design seed, and 14 of them a lean of
     ±(1..2) (seen and like log-odds move with politics); the rest are neutral.
     """
+    import pandas as pd
+
     rng = np.random.default_rng(DESIGN_SEED)
     rows: list[dict[str, Any]] = []
     top_by_panel: dict[int, list[tuple[float, float, float]]] = {}
@@ -274,6 +279,8 @@ def show_design() -> pd.DataFrame:
 
 def _party_rates(base: np.ndarray, lean: np.ndarray, kappa: float) -> tuple[np.ndarray, ...]:
     """Rates for Democrats and Republicans: log-odds base ± kappa * lean / 2."""
+    from scipy.special import expit, logit
+
     z = logit(base)
     return expit(z + kappa * lean / 2), expit(z - kappa * lean / 2)
 
@@ -367,6 +374,8 @@ def generate_survey(seed: int = 0, n_users: int = 1218, n_democrats: int = 744
     party's seen rate and, if seen, liked (4 or 5 stars) with its party's like rate,
     otherwise rated 1..3. Demographics are drawn independently of everything else.
     """
+    import pandas as pd
+
     design = show_design()
     kappa = calibrate(n_users, n_democrats)
     rng = np.random.default_rng(seed)

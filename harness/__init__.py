@@ -43,7 +43,6 @@ from privbench.protocol.metric import Metric, Output
 from privbench.protocol.parts import Catalog, Holdout, ProfileCoding, Ratings, Targets
 from privbench.protocol.problem import PrivacyProblem
 from privbench.running.guards import RunTimeout
-from privbench.running.runner import execute_run, failed_record
 from privbench.running.specs import RunSpec
 
 try:
@@ -88,8 +87,6 @@ __all__ = [
     "Targets",
     "ValidationError",
     "__version__",
-    "execute_run",
-    "failed_record",
     "get_dataset",
     "get_host",
     "get_lp_backend",
@@ -117,6 +114,8 @@ _LAZY = {
     "ResultStore": "privbench.results.store",
     "ResourceMeter": "privbench.running.resources",
     "parse_spec": "privbench.running.specs",
+    "execute_run": "privbench.running.runner",
+    "failed_record": "privbench.running.runner",
 }
 
 

@@ -116,6 +116,25 @@ def test_listing_plugins_imports_no_heavy_dependency() -> None:
     assert out.stdout.strip() == ""
 
 
+HEAVY_FOR_LISTING = ("pandas", "pyarrow", "scipy.linalg", "scipy.special", "scipy.stats",
+                     "numba", "sklearn", "cvxpy", "matplotlib", "psutil", "http.client",
+                     "privbench.results.store", "privbench.running.runner")
+
+
+def test_privbench_plugins_imports_only_what_listing_needs() -> None:
+    """``privbench plugins`` through the CLI: no store, no runner, no data frames, no dense
+    linear algebra (a plugin imports those when it prepares or loads)."""
+    import subprocess
+
+    code = ("import sys, io, contextlib\nfrom privbench.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n    code = main(['plugins'])\n"
+            "assert code == 0 and 'sppm' in out.getvalue(), out.getvalue()\n"
+            f"print(','.join(m for m in {HEAVY_FOR_LISTING!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""
+
+
 def test_progress_inside_a_long_solve_on_a_terminal(monkeypatch) -> None:
     """A solve that reports for longer than the quiet period shows iteration, gap, time."""
     import io

@@ -320,7 +320,9 @@ def test_no_network_error_says_where_it_looked(monkeypatch, isolated: Path) -> N
     def no_network(url: str, timeout: float) -> None:
         raise OSError("Name or service not known")
 
-    monkeypatch.setattr(_files.urllib.request, "urlopen", no_network)
+    import urllib.request  # what the download opens with, imported when it downloads
+
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
     with pytest.raises(pb.DataError) as info:
         ml.MovieLens().load()
     text = str(info.value)

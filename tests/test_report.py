@@ -159,7 +159,7 @@ def test_report_runs_sweeps_first(tmp_path: Path) -> None:
     pytest.importorskip("plotly")
     spec = tmp_path / "tiny.toml"
     spec.write_text('mechanisms = ["expmec", "identity"]\ndatasets = ["synthetic:m=2"]\n'
-                    "deltas = [0.5, 2.0]\n")
+                    "deltas = [0.5, 2.0]\nbaselines = false\n")  # counts the runs below
     db, out = tmp_path / "tiny.sqlite", tmp_path / "site"
     assert main(["report", "--sweep", str(spec), "--db", str(db), "--out", str(out)]) == 0
     assert (out / "figures" / "synthetic-m-2-privacy-distortion-mi-bits.csv").is_file()

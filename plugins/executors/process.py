@@ -7,7 +7,6 @@ own run. Workers are reused between runs, so dataset loading is cached per worke
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -32,6 +31,8 @@ class ProcessExecutor(pb.Executor):
             raise pb.ValidationError(f"process: max_mem_mb must be a number > 0; got {self.max_mem_mb!r}")
 
     def _pool(self, workers: int) -> Any:
+        import multiprocessing
+
         from pebble import ProcessPool
 
         limit = int(self.max_mem_mb * 2**20) if self.max_mem_mb else None

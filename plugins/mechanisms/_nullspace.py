@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 
 #: the knapsack is solved for ε (1 - this), so rounding in A_dᵀ(x - x̃) cannot push
 #: the measured e_utility above ε
@@ -110,6 +109,8 @@ def generalized_basis(A_d: np.ndarray, A_c: np.ndarray) -> Basis:
     WᵀB_dW = diag(μ): the same eigenvectors, γ = μ / (1 - μ), and both B_d and B_c
     exactly diagonal (λ^d = μ, λ^c = 1 - μ).
     """
+    import scipy.linalg as sla
+
     Ad = np.atleast_2d(np.asarray(A_d, dtype=float).T).T
     Ac = np.atleast_2d(np.asarray(A_c, dtype=float).T).T
     if Ad.shape[0] != Ac.shape[0]:

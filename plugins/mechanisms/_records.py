@@ -17,12 +17,14 @@ set may name its default ones in the ``targets`` part (:class:`privbench.Targets
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 import privbench as pb
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RECORDS_KIND = "feature_records"
 #: columns of ``problem.records`` that are bookkeeping, never targets or features
@@ -45,6 +47,8 @@ def as_names(value: Any, what: str) -> list[str]:
 
 
 def _target_table(problem: pb.PrivacyProblem) -> pd.DataFrame:
+    import pandas as pd
+
     if problem.records is None:
         return pd.DataFrame()
     return problem.records.drop(columns=[c for c in RESERVED if c in problem.records.columns])
@@ -60,6 +64,8 @@ def _default_targets(problem: pb.PrivacyProblem) -> tuple[list[str], list[str]]:
 def encode_targets(table: pd.DataFrame, names: list[str], what: str
                    ) -> tuple[np.ndarray, list[str]]:
     """Numeric columns as they are; two-valued columns 0/1; others one-hot."""
+    import pandas as pd
+
     missing = [n for n in names if n not in table.columns]
     if missing:
         raise pb.ValidationError(

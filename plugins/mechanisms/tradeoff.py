@@ -17,10 +17,9 @@ CLI form ``"age+workclass;race+sex"``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 import privbench as pb
 
@@ -28,13 +27,16 @@ from ._tradeoff import (
     ASCENDING,
     METRICS,
     OBJECTIVES,
-    SLIDES_TABLE,
     UE_MODES,
     admissible_partitions,
     count_partitions,
     evaluate_partition,
     sample_fraction,
+    slides_table,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TABLES = ("problem", "slides")
 #: bookkeeping columns of ``problem.records`` that are never attributes
@@ -114,7 +116,7 @@ class TradeoffModel(pb.SelectionMechanism):
     def _table(self, problem: pb.PrivacyProblem) -> tuple[pd.DataFrame, str, list[str]]:
         """The table, its class column and the candidate attributes."""
         if self.table == "slides":
-            frame = SLIDES_TABLE.copy()
+            frame = slides_table()
             cls = self.class_column or "class"
             default = [c for c in frame.columns if c != cls]
         else:

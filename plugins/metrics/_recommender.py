@@ -13,9 +13,13 @@ profile (genre g of a MovieLens profile, show i of a Politics-and-TV one);
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def fit_predict(train: pd.DataFrame, test: pd.DataFrame, *, rank: int = 8, reg: float = 5.0,
@@ -69,6 +73,8 @@ def release_by_features(ratings: pd.DataFrame, original: np.ndarray, released: n
     profile feature (at least one), each with the item's mean rating. Users outside the
     alphabet (symbol -1) keep their ratings.
     """
+    import pandas as pd
+
     if not np.isin(points, (0, 1)).all():
         raise ValueError("the default release rule needs binary symbol points")
     F = np.asarray(item_features, dtype=bool)
@@ -109,6 +115,8 @@ def release_direct(ratings: pd.DataFrame, original: np.ndarray, released: np.nda
     """Released ratings when symbol coordinate j *is* the rating of item ``item_of_feature[j]``
     (Politics-and-TV star profiles): a changed coordinate replaces that rating, 0 removes it.
     """
+    import pandas as pd
+
     changed = np.flatnonzero((original >= 0) & (original != released))
     if changed.size == 0:
         return ratings

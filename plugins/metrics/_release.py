@@ -7,13 +7,15 @@ covered by the mapping and are left out of the record-level metrics.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 import privbench as pb
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_SEED = 0
 
@@ -29,6 +31,8 @@ def symbol_codes(problem: pb.PrivacyProblem) -> tuple[np.ndarray, list[str]]:
     From the distortion's feature points when it has them (census, MovieLens, synthetic),
     else from tuple symbols, else the symbol index is one categorical feature.
     """
+    import pandas as pd
+
     points = getattr(problem.distortion, "points", None)
     if points is None and problem.symbols is not None and len(problem.symbols) \
             and isinstance(problem.symbols[0], tuple | list):

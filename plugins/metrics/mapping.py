@@ -17,15 +17,17 @@ The support-size histogram (Figure 7) is ``support_hist`` of the core ``support`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 import privbench as pb
 
 from ._release import rng_for, sample_release, symbol_codes
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SPPM = "Salamatian et al., SPPM: sparse privacy preserving mappings, UAI 2014"
 QUANTIZED = "Salamatian et al., How to hide the elephant, GlobalSIP 2013"
@@ -134,6 +136,8 @@ class RecommendationRMSE(pb.Metric):
         ``records["user_id"]``); features from the ratings part's ``item_features``
         (indexed by item id, one column per profile coordinate).
         """
+        import pandas as pd
+
         raw = problem.ratings.table
         if "user" in raw:
             users = raw["user"].to_numpy(np.int64)
@@ -167,6 +171,8 @@ class RecommendationRMSE(pb.Metric):
                               np.argmax(item_features, axis=0))
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
+        import pandas as pd
+
         from ._recommender import fit_predict
 
         rng = rng_for(seed, 4)

@@ -8,10 +8,12 @@ draw. Figure numbers refer to the SPPM paper.
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: attack keys drawn as ROC curves, in order, with their titles
 ROC_KINDS = (("nb", "Naive Bayes"), ("lr", "Logistic regression"),
