@@ -116,8 +116,9 @@ def uncertainty_tables(collapsed: pd.DataFrame, budgets: list[float], out: Outpu
         if at.empty or not (has_ci.any() or (at.get("replicates", 1) > 1).any()):
             continue
         order = values[at.index].sort_values(ascending=out.direction != "higher")
-        within = ~at.loc[order.index].apply(lambda r: _over_budget(r, b), axis=1)
-        at = pd.concat([at.loc[order.index][within], at.loc[order.index][~within]])
+        at = at.loc[order.index]
+        within = pd.Series([not _over_budget(r, b) for _, r in at.iterrows()], index=at.index)
+        at = pd.concat([at[within], at[~within]])
         best = at.iloc[0]
         table = Table(title=escape(f"{instance}: {out.name} at Δ = {b:g}, 95 % intervals over "
                                    f"resampled users; differences to {best['label']} (paired "
