@@ -19,7 +19,7 @@ ROC_KINDS = (("nb", "Naive Bayes"), ("lr", "Logistic regression"),
 
 #: one look per mechanism across every figure (others get matplotlib's cycle)
 STYLES = {
-    "sppm": {"color": "#d62728"}, "optimal": {"color": "#000000", "ls": "--", "marker": "x"},
+    "sppm": {"color": "#d62728"}, "optimal": {"color": "#000000", "ls": ":", "marker": "X"},
     "expmec": {"color": "#1f77b4"}, "quantized": {"color": "#2ca02c"},
     "identity": {"color": "#7f7f7f", "ls": ":"},
     "randomized_response": {"color": "#9467bd"},

@@ -17,7 +17,7 @@ DASHES = {"-": "solid", "--": "dash", ":": "dot", "-.": "dashdot", "solid": "sol
 MPL_DASHES = {"solid": "-", "dash": "--", "dot": ":", "dashdot": "-."}
 PLOTLY_MARKERS = {"o": "circle", "s": "square", "^": "triangle-up", "D": "diamond",
                   "v": "triangle-down", "P": "cross", "X": "x", "*": "star", "<": "triangle-left",
-                  ">": "triangle-right", "x": "x-thin-open"}
+                  ">": "triangle-right", "x": "x"}
 
 
 def look(trace: dict[str, Any]) -> dict[str, Any]:

@@ -100,7 +100,7 @@ def _widths(group: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for t in group:
         if id(t) in lines and len(lines) > 1:
             k = lines.index(id(t))
-            t = {**t, "width": 1.5 + 3.0 * (len(lines) - 1 - k) / (len(lines) - 1)}
+            t = {**t, "width": 1.5 + 3.5 * (len(lines) - 1 - k) / (len(lines) - 1)}
         out.append(t)
     return out
 
