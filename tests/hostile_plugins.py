@@ -21,6 +21,20 @@ def _act(what: str, where: str) -> None:
         raise KeyboardInterrupt
 
 
+def _stubborn() -> None:
+    """Swallow every timeout, even one raised between two iterations of the loop."""
+    import time
+
+    try:
+        while True:
+            try:
+                time.sleep(600)
+            except BaseException:  # noqa: BLE001, S110 - the point of this plugin
+                pass
+    except BaseException:  # noqa: BLE001
+        _stubborn()
+
+
 class Returns(pb.MappingMechanism):
     """Identity, but its result is damaged as ``what`` says."""
 
@@ -62,6 +76,42 @@ class Returns(pb.MappingMechanism):
             for _ in range(5000):
                 deep = [deep]
             return self.result(eye, info=deep)
+        if what == "patch_numpy":
+            np.log2 = lambda x: np.zeros_like(np.asarray(x, dtype=float))  # noqa: ARG005
+            return self.result(eye)
+        if what == "patch_information":
+            from privbench.protocol import information
+
+            information.mutual_information = lambda *a, **k: 0.0
+            return self.result(eye)
+        if what == "fork":
+            import os
+
+            os.fork()  # the child returns into the runner too
+            return self.result(eye)
+        if what == "cancel_timer":
+            import signal
+            import time
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            time.sleep(600)
+        if what == "swallow_timeout":
+            _stubborn()
+        if what == "swallow_once":
+            import time
+
+            try:
+                time.sleep(2.5)
+            except BaseException:  # noqa: BLE001, S110 - catches the timeout once
+                pass
+            time.sleep(0.2)
+            return self.result(eye)
+        if what == "block_alarm":
+            import signal
+            import time
+
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
+            time.sleep(600)
         if what == "complex":
             return pb.MechanismResult(kind="mapping", mapping=eye * (1 + 0j) + 1e-3j * eye)
         return self.result(eye)

@@ -139,3 +139,72 @@ def test_a_closed_stdout_is_one_line(tmp_path) -> None:
     proc.wait(timeout=120)
     assert "Traceback" not in err
     assert proc.returncode == 1 and err == ""  # quiet, like a command cut by `head`
+
+
+@pytest.mark.parametrize("what", ["patch_numpy", "patch_information"])
+def test_a_run_that_patches_shared_modules_is_undone(hostile, what) -> None:
+    clean = pb.execute_run(RunSpec(mechanism="expmec", dataset="synthetic",
+                                   dataset_params={"m": 3}, delta=0.5))
+    record = _run(what)
+    assert record["status"] == "invalid" and "changed shared module" in record["error"]
+    again = pb.execute_run(RunSpec(mechanism="expmec", dataset="synthetic",
+                                   dataset_params={"m": 3}, delta=0.5))
+    assert again["mi_bits"] == pytest.approx(clean["mi_bits"]) and again["mi_bits"] > 0.1
+
+
+def test_a_forked_child_does_not_carry_on_the_sweep(tmp_path) -> None:
+    import sqlite3
+    import subprocess
+
+    spec = tmp_path / "fork.toml"
+    spec.write_text('mechanisms = ["hostile_returns:what=fork", "identity"]\n'
+                    'datasets = ["synthetic:m=2"]\ndeltas = [0.5, 1.0]\nbaselines = false\n')
+    db = tmp_path / "r.sqlite"
+    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
+    out = subprocess.run([sys.executable, "-m", "privbench", "sweep", str(spec), "--db", str(db)],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    with sqlite3.connect(db) as conn:
+        keys = [r[0] for r in conn.execute("SELECT run_key FROM runs")]
+    assert len(keys) == len(set(keys)) == 4
+
+
+def test_a_plugin_that_cancels_the_timer_still_times_out(hostile) -> None:
+    import time
+
+    spec = RunSpec(mechanism="hostile_returns", mechanism_params={"what": "cancel_timer"},
+                   dataset="synthetic", dataset_params={"m": 2}, delta=1.0)
+    started = time.monotonic()
+    record = pb.execute_run(spec, timeout=1.0)
+    assert record["status"] == "timeout"
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("what", ["swallow_timeout", "block_alarm"])
+def test_a_run_that_cannot_be_stopped_ends_privbench_with_a_message(tmp_path, what) -> None:
+    import subprocess
+
+    code = ("import privbench as pb\n"
+            "from privbench.running import guards\n"
+            "guards.ESCALATE_S = 2.0\n"
+            "spec = pb.RunSpec(mechanism='hostile_returns', mechanism_params={'what': "
+            f"'{what}'}}, dataset='synthetic', dataset_params={{'m': 2}}, delta=1.0)\n"
+            "record = pb.execute_run(spec, timeout=1.0)\n"
+            "raise SystemExit(0 if record['status'] == 'timeout' else 5)\n")
+    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    if out.returncode == 0:  # the run was unwound after all (a timeout record): no hang
+        return
+    assert out.returncode == 124, out.stderr
+    assert "ignored its time limit of 1 s" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_dask_timeout_repeats_and_a_caught_timeout_is_no_result(hostile) -> None:
+    from privbench.plugins.executors.dask_executor import run_on_worker
+
+    spec = RunSpec(mechanism="hostile_returns", mechanism_params={"what": "swallow_once"},
+                   dataset="synthetic", dataset_params={"m": 2}, delta=1.0)
+    record = run_on_worker(spec.to_dict(), timeout=1.0)
+    assert record["status"] == "timeout" and "time limit of 1 s" in record["error"]

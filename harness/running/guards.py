@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
 from collections.abc import Iterator
 
 from privbench.protocol.abort import plugin_code
@@ -19,6 +20,9 @@ from privbench.protocol.errors import PluginAbort
 
 #: how often an ignored timeout is raised again
 REARM_S = 1.0
+#: how long past its limit (at least; or the limit itself when longer) a run may go on
+#: before privbench gives up on unwinding it and ends
+ESCALATE_S = 60.0
 
 __all__ = ["PluginAbort", "RunTimeout", "plugin_code", "time_limit"]
 
@@ -33,18 +37,57 @@ def _main_thread() -> bool:
 
 @contextlib.contextmanager
 def time_limit(seconds: float | None) -> Iterator[None]:
-    """Interrupt the body after ``seconds`` (SIGALRM; main thread only, else no limit)."""
+    """Interrupt the body after ``seconds`` (SIGALRM; main thread only, else no limit).
+
+    Two clocks raise the timeout, so a plugin that cancels one (``setitimer(0)``) still
+    meets the other: the interval timer, and a watchdog thread that sends SIGALRM to the
+    main thread. A run still going ``max(ESCALATE_S, seconds)`` past its limit (it
+    swallows every re-raise, blocks SIGALRM, or sits in a C call) cannot be unwound in this
+    process: privbench says so and ends (exit 124), keeping the runs stored so far;
+    ``--executor process`` kills such a run's worker instead.
+    """
     if not seconds or not _main_thread() or not hasattr(signal, "setitimer"):
         yield
         return
+    started = time.monotonic()
 
     def on_alarm(signum: int, frame: object) -> None:
         raise RunTimeout(f"run exceeded its time limit of {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds, REARM_S)
+    stop = threading.Event()
+    main_id = threading.main_thread().ident
+
+    grace = max(ESCALATE_S, seconds)
+
+    def watchdog() -> None:
+        if stop.wait(seconds + REARM_S / 2):
+            return
+        while not stop.wait(REARM_S):
+            if time.monotonic() - started > seconds + grace:
+                _give_up(seconds, grace)
+            if main_id is not None:
+                signal.pthread_kill(main_id, signal.SIGALRM)
+
+    guard = threading.Thread(target=watchdog, name="privbench-timeout", daemon=True)
+    guard.start()
     try:
         yield
     finally:
+        stop.set()
+        guard.join()  # no SIGALRM from it after the handler is restored
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _give_up(seconds: float, grace: float) -> None:
+    """The last resort against a run that swallows its timeout: one line, then exit."""
+    import os
+    import sys
+
+    sys.stderr.write(f"privbench: a run ignored its time limit of {seconds:g} s for "
+                     f"{grace:g} s more (it catches or blocks the timeout); stopping here. Runs "
+                     "stored so far are kept; run such plugins with --executor process.\n")
+    sys.stderr.flush()
+    os._exit(124)

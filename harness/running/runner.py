@@ -25,6 +25,7 @@ from privbench.protocol.mechanism import MAPPING, Mechanism, MechanismResult, va
 from privbench.protocol.problem import PrivacyProblem
 from privbench.running.fingerprint import run_fingerprint
 from privbench.running.guards import PluginAbort, RunTimeout, plugin_code, time_limit
+from privbench.running.isolation import isolated_run
 from privbench.running.problems import load_problem, run_view
 from privbench.running.provenance import provenance
 from privbench.running.records import (
@@ -131,7 +132,7 @@ def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = 
     spec = spec_data if isinstance(spec_data, RunSpec) else RunSpec.from_dict(spec_data)
     record = empty_record(spec)
     try:
-        with time_limit(timeout):
+        with time_limit(timeout), isolated_run(f"run {spec.key}"):
             _execute(spec, record, on_progress)
     except RunTimeout as exc:
         record.update(status="timeout", error=str(exc))

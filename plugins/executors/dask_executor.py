@@ -41,6 +41,8 @@ from typing import Any
 
 import privbench as pb
 
+#: how often an ignored timeout is raised again in the run's thread (seconds)
+REARM_S = 1.0
 #: how often a run whose worker died is submitted again before it is recorded as an error
 DEFAULT_RETRIES = 1
 
@@ -59,28 +61,35 @@ class _Watchdog:
         self.fired = False
         self._done = False
         self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
+        self._stop = threading.Event()
+        self._timer: threading.Thread | None = None
 
     def _fire(self) -> None:
-        with self._lock:
-            if self._done:
+        """Raise the timeout in the run's thread, again every second until the run ends:
+        a run that catches it once is not let go (the local executor's rule)."""
+        if self._stop.wait(self.seconds):
+            return
+        while True:
+            with self._lock:
+                if self._done:
+                    return
+                self.fired = True
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(self.thread_id), ctypes.py_object(pb.RunTimeout))
+            if self._stop.wait(REARM_S):
                 return
-            self.fired = True
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                ctypes.c_ulong(self.thread_id), ctypes.py_object(pb.RunTimeout))
 
     def __enter__(self) -> _Watchdog:
         if self.seconds and self.seconds > 0:
-            self._timer = threading.Timer(self.seconds, self._fire)
-            self._timer.daemon = True
+            self._timer = threading.Thread(target=self._fire, daemon=True,
+                                           name="privbench-dask-timeout")
             self._timer.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         with self._lock:
             self._done = True
-        if self._timer is not None:
-            self._timer.cancel()
+        self._stop.set()
 
 
 def run_on_worker(spec: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
@@ -93,6 +102,10 @@ def run_on_worker(spec: dict[str, Any], timeout: float | None = None) -> dict[st
         return pb.failed_record(spec, "timeout", message)
     if watch.fired and record.get("status") == "timeout" and not record.get("error"):
         record["error"] = message
+    elif watch.fired and record.get("status") not in ("timeout", "error"):
+        # it ran past its limit and caught the timeout: not a result within the limit
+        record.update(status="timeout", error=f"{message} (the run caught the timeout and "
+                      "went on; its numbers are not kept as a result)")
     record.setdefault("metrics", {})["executor"] = "dask"
     return record
 
