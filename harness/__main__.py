@@ -1,7 +1,5 @@
 """``python -m privbench`` runs the CLI."""
 
-import sys
+from privbench.cli import console
 
-from privbench.cli import main
-
-sys.exit(main())
+console()

@@ -97,6 +97,12 @@ class Returns(pb.MappingMechanism):
             time.sleep(600)
         if what == "swallow_timeout":
             _stubborn()
+        if what == "leave_thread":
+            import threading
+            import time
+
+            threading.Thread(target=time.sleep, args=(3600,), name="left-behind").start()
+            return self.result(eye)
         if what == "swallow_once":
             import time
 

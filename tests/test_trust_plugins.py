@@ -208,3 +208,14 @@ def test_dask_timeout_repeats_and_a_caught_timeout_is_no_result(hostile) -> None
                    dataset="synthetic", dataset_params={"m": 2}, delta=1.0)
     record = run_on_worker(spec.to_dict(), timeout=1.0)
     assert record["status"] == "timeout" and "time limit of 1 s" in record["error"]
+
+
+def test_a_thread_left_running_does_not_hold_the_command(tmp_path) -> None:
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
+    out = subprocess.run([sys.executable, "-m", "privbench", "run", "-m",
+                          "hostile_returns:what=leave_thread", "-d", "synthetic:m=2", "--delta",
+                          "1", "--no-store"], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "left thread(s) running (left-behind)" in out.stderr

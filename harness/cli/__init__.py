@@ -128,5 +128,22 @@ def _debug() -> bool:
         return False
 
 
+def console() -> None:
+    """The ``privbench`` command: :func:`main`, then exit even if a plugin left a
+    non-daemon thread running (Python would wait for it forever)."""
+    import threading
+
+    code = main()
+    left = [t.name for t in threading.enumerate()
+            if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if left:
+        print(f"privbench: a plugin left thread(s) running ({', '.join(left[:3])}); "
+              "exiting without waiting for them", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
