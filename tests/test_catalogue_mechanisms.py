@@ -320,7 +320,8 @@ def test_ppan_budget_is_repaired_and_seeded():
 def test_ppan_learns_from_records():
     problem = coded_problem(0)
     res = pb.get_mechanism("ppan", iterations=200).solve(problem, 0.3, seed=0)
-    assert res.stats["source"] == "auto"
+    assert res.stats["source"] == "records"
+    assert pb.get_mechanism("ppan", iterations=2, source="joint").solve(problem, 0.3).stats["source"] == "joint"
     assert M.expected_distortion(problem, res.mapping) <= 0.3 * (1 + 1e-12)
     assert M.mutual_information(problem, res.mapping) < problem.prior_mi_bits
 

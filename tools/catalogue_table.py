@@ -1,6 +1,6 @@
 """The results table of docs/catalogue.md, read from a store written by specs/catalogue.toml.
 
-    python tools/catalogue_table.py catalogue.sqlite > table.md
+    python tools/catalogue_table.py catalogue.sqlite [more.sqlite ...] > table.md
 
 One table per data set: a row per mechanism label, a column per Δ, each cell
 ``I(A;B̂) / E[d] / maximal leakage`` (bits, distortion units, bits) of the newest run
@@ -34,11 +34,18 @@ def number(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.1e}"
 
 
-def collect(path: str) -> tuple[dict, list[str], list[float]]:
-    """{(dataset, label, Δ): row} for the newest run of each key; labels in spec order."""
+def collect(paths: list[str]) -> tuple[dict, list[str], list[float]]:
+    """{(dataset, label, Δ): row} for the newest run of each key (a later store wins);
+    labels in the order first seen."""
     rows: dict = {}
     labels: list[str] = []
     deltas: set[float] = set()
+    for path in paths:
+        _read(path, rows, labels, deltas)
+    return rows, labels, sorted(deltas)
+
+
+def _read(path: str, rows: dict, labels: list[str], deltas: set[float]) -> None:
     with sqlite3.connect(path) as db:
         for mech, params, ds, ds_params, delta, status, error, mi, dist, metrics, rt in db.execute(QUERY):
             name = label(mech, params)
@@ -48,7 +55,6 @@ def collect(path: str) -> tuple[dict, list[str], list[float]]:
             rows[(label(ds, ds_params), name, delta)] = {
                 "status": status, "error": error, "mi": mi, "dist": dist, "runtime": rt,
                 "metrics": json.loads(metrics or "{}", parse_constant=float)}
-    return rows, labels, sorted(deltas)
 
 
 def cell(row: dict | None) -> str:
@@ -81,10 +87,10 @@ def table(rows: dict, dataset: str, labels: list[str], deltas: list[float]) -> l
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python tools/catalogue_table.py STORE.sqlite", file=sys.stderr)
+    if not argv:
+        print("usage: python tools/catalogue_table.py STORE.sqlite [STORE.sqlite ...]", file=sys.stderr)
         return 2
-    rows, labels, deltas = collect(argv[0])
+    rows, labels, deltas = collect(argv)
     datasets = sorted({key[0] for key in rows})
     lines = []
     for dataset in datasets:

@@ -81,13 +81,13 @@ def privatizer_gradient(P: np.ndarray, cost: np.ndarray, X: np.ndarray, phi: np.
     return X * (G - (X * G).sum(axis=0, keepdims=True))
 
 
-def learning_joint(problem: pb.PrivacyProblem, source: str) -> np.ndarray:
-    """The joint the players learn from (see the module docstring)."""
+def learning_joint(problem: pb.PrivacyProblem, source: str) -> tuple[np.ndarray, str]:
+    """The joint the players learn from and where it came from ("joint" or "records")."""
     records = problem.records
     if source == "joint" or records is None or "private" not in records or "symbol" not in records:
         if source == "records":
             raise pb.ValidationError(f"ppan: source=records but {problem.name} has no records")
-        return np.asarray(problem.joint)
+        return np.asarray(problem.joint), "joint"
     a = records["private"].to_numpy()
     b = records["symbol"].to_numpy()
     inside = b >= 0
@@ -95,7 +95,7 @@ def learning_joint(problem: pb.PrivacyProblem, source: str) -> np.ndarray:
     np.add.at(counts, (a[inside], b[inside]), 1.0)
     if counts.sum() <= 0:
         raise pb.ValidationError(f"ppan: no design user of {problem.name} is inside the alphabet")
-    return counts / counts.sum()
+    return counts / counts.sum(), "records"
 
 
 class PPAN(pb.SizeLimited, pb.MappingMechanism):
@@ -137,7 +137,7 @@ class PPAN(pb.SizeLimited, pb.MappingMechanism):
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         D = problem.distortion.to_dense(force=problem.n <= self.max_n)
-        P = learning_joint(problem, self.source)
+        P, source = learning_joint(problem, self.source)
         nearest = np.zeros_like(D)
         nearest[np.argmin(D, axis=0), np.arange(problem.n)] = 1.0
         floor = float(problem.p_b @ (nearest * D).sum(axis=0))
@@ -148,7 +148,7 @@ class PPAN(pb.SizeLimited, pb.MappingMechanism):
         used = float(problem.p_b @ (X * D).sum(axis=0))
         X, theta = mix_into_budget(X, nearest, used, floor, delta)
         return self.result(X, multiplier=lam, repair_weight=theta, learned_distortion=used,
-                           adversary_ce_bits=ce / LN2, source=self.source)
+                           adversary_ce_bits=ce / LN2, source=source)
 
     def learn(self, P: np.ndarray, D: np.ndarray, delta: float) -> tuple[np.ndarray, float, float]:
         """Alternate adversary and privatizer steps; return (X, λ, the adversary's CE in nats)."""
