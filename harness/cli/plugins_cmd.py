@@ -96,7 +96,7 @@ def _print_info(data: dict[str, Any]) -> None:
         if data.get(key):
             print(f"{key}: {data[key]}")
     if data.get("about") and data["about"] != data.get("description"):
-        print(f"about: {data['about']}")
+        print(f"about: {data['about'].replace('``', '')}")
     if "class" in data:
         print(f"class: {data['class']}")
     params = data.get("parameters") or []
@@ -115,5 +115,7 @@ def _print_info(data: dict[str, Any]) -> None:
         print("outputs (name, unit, direction: lower/higher = which is more private):"
               if outputs else "outputs: none declared")
         width = max((len(o["name"]) for o in outputs), default=0)
-        for o in outputs:
-            print(f"  {o['name']:<{width}}  {o['unit']}, {o['direction']}  {o['description']}")
+        kinds = [f"{o['unit']}, {o['direction']}" for o in outputs]
+        span = max(map(len, kinds), default=0)
+        for o, kind in zip(outputs, kinds, strict=True):
+            print(f"  {o['name']:<{width}}  {kind:<{span}}  {o['description']}")
