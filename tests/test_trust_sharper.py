@@ -40,3 +40,48 @@ def test_smoothed_dual_says_when_it_did_not_converge() -> None:
     stats = SmoothedDual(tol=1e-9, max_rounds=1, lbfgs_iterations=2).solve(problem, delta).stats
     assert stats["gap_bits"] > 1e-9
     assert stats["converged"] is False
+
+
+def test_heldout_split_rounds_to_nearest() -> None:
+    """0.3 of 9 users is 2.7: 3 held out (not 2); 0.6 of the 6 left is 3.6: 4 kept."""
+    import numpy as np
+
+    from privbench.datasets._sampling import RowSampling
+
+    private = np.array([0] * 9 + [1] * 10)
+    design, held = RowSampling(holdout=0.3, holdout_seed=1, design_fraction=0.6).split(private)
+    assert int((private[held] == 0).sum()) == 3 and int((private[held] == 1).sum()) == 3
+    assert int((private[design] == 0).sum()) == 4 and int((private[design] == 1).sum()) == 4
+    assert not set(design) & set(held)
+
+
+def test_benchmark_figure_is_the_fastest_sample(monkeypatch) -> None:
+    """Three samples of 1.0, 0.1 and 0.5 s per solve: the figure is 0.1 (noise only adds)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location(
+        "benchmarks", root / "benchmarks" / "__init__.py",
+        submodule_search_locations=[str(root / "benchmarks")])
+    package = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "benchmarks", package)
+    spec.loader.exec_module(package)
+    import benchmarks._common as common
+
+    monkeypatch.delitem(sys.modules, "benchmarks._common")
+    costs = iter([1.0] * 3 + [0.1] * 3 + [0.5] * 3)
+    clock = [0.0]
+    monkeypatch.setattr(common, "cpu_seconds", lambda: clock[0])
+    monkeypatch.setattr(common, "SAMPLES", 3)
+    monkeypatch.setattr(common, "SAMPLE_SECONDS", 0.2)
+    monkeypatch.setattr(common, "MIN_SOLVES_PER_SAMPLE", 3)
+
+    class Fake:
+        def run(self, problem, delta):
+            clock[0] += next(costs)
+
+    figure = common.seconds_per_solve(Fake(), SimpleNamespace(problem=None, delta=0.0))
+    assert figure == pytest.approx(0.1)
