@@ -4,10 +4,11 @@
 
 For each LP mechanism and each instance (synthetic m = 4..8, census top 100/300, random
 Hamming problems of growing n) one solve runs in a fresh process, with ``max_n`` lifted;
-``seconds`` is the mechanism's timed ``run`` as the runner times it (for the LP mechanisms:
-LP build, backend solve, read-back; ``prepare`` and the data set's loading untimed). A series stops at its first solve beyond the limit. SPPM (its
-defaults) is timed once per instance right before its LP solves, as the interleaved
-baseline the ratio refers to. Budgets: Δ = 0.3 x the E[d] of the ``constant`` mapping for
+``seconds`` is the mechanism's timed ``run`` as the runner times it (for the LP
+mechanisms: LP build, backend solve, read-back; ``prepare`` and the data set's loading
+untimed). The random series of a mechanism stops at its first solve beyond the limit.
+SPPM (its defaults) is timed once per instance right before its LP solves, as the
+interleaved baseline the ratio refers to. Budgets: Δ = 0.3 x the E[d] of the ``constant`` mapping for
 ``maxleak_optimal`` and ``map_optimal``; ε = 0.5 nats for ``lip_optimal`` (both notions).
 Prints one markdown table row per solve.
 """
