@@ -1,6 +1,7 @@
 """How large an alphabet each catalogue LP mechanism solves within a time limit.
 
-    PRIVBENCH_DATA_DIR=../shared/data python tools/measure_catalogue_scaling.py [--limit 60]
+    PRIVBENCH_DATA_DIR=../shared/data python tools/measure_catalogue_scaling.py \
+        [--limit 60] [--only perfect_privacy ...]
 
 For each LP mechanism and each instance (synthetic m = 4..8, census top 100/300, random
 Hamming problems of growing n) one solve runs in a fresh process, with ``max_n`` lifted;
@@ -84,6 +85,8 @@ def label(dataset: str, dparams: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=float, default=60.0, help="seconds per solve")
+    parser.add_argument("--only", action="append", default=None, metavar="MECHANISM",
+                        help="measure only this mechanism (repeatable)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -91,7 +94,7 @@ def main() -> None:
         return
     print("| instance | n | mechanism | seconds | sppm seconds | ratio | LP rows | LP nnz |")
     print("|---|---:|---|---:|---:|---:|---:|---:|")
-    alive = list(range(len(RUNS)))
+    alive = [k for k, (name, _) in enumerate(RUNS) if not args.only or name in args.only]
     for dataset, dparams in FIXED + GROWING:
         if not alive:
             break
