@@ -42,7 +42,7 @@ class LipOptimal(LPMappingMechanism):
     lp_kind = "the local-information-privacy LP"
     test_parameters = {"lp_backend": ["highs", "scipy"], "notion": ["lip", "ldp"]}
 
-    def __init__(self, notion: str = "lip", lp_backend: str = "highs", max_n: int = 300) -> None:
+    def __init__(self, notion: str = "lip", lp_backend: str = "highs", max_n: int = 1200) -> None:
         self.notion = notion
         self.lp_backend = lp_backend
         self.max_n = max_n

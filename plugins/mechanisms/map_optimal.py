@@ -34,7 +34,7 @@ class MapOptimal(LPMappingMechanism):
     description = "least MAP-adversary success Σ max_a p(a, b̂) with E[d] <= Δ (QIF), an LP"
     lp_kind = "the Bayes-vulnerability LP"
 
-    def __init__(self, lp_backend: str = "highs", max_n: int = 300) -> None:
+    def __init__(self, lp_backend: str = "highs", max_n: int = 400) -> None:
         self.lp_backend = lp_backend
         self.max_n = max_n
 

@@ -43,7 +43,7 @@ class MaxLeakOptimal(LPMappingMechanism):
     description = "least maximal leakage with E[d] <= Δ (Issa et al. 2020), an LP"
     lp_kind = "the maximal-leakage LP"
 
-    def __init__(self, lp_backend: str = "highs", max_n: int = 300) -> None:
+    def __init__(self, lp_backend: str = "highs", max_n: int = 400) -> None:
         self.lp_backend = lp_backend
         self.max_n = max_n
 

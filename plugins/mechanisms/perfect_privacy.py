@@ -39,7 +39,7 @@ class PerfectPrivacy(LPMappingMechanism):
     respects_budget = False
     lp_kind = "the perfect-privacy LP"
 
-    def __init__(self, lp_backend: str = "highs", max_n: int = 300) -> None:
+    def __init__(self, lp_backend: str = "highs", max_n: int = 1000) -> None:
         self.lp_backend = lp_backend
         self.max_n = max_n
 
