@@ -360,6 +360,7 @@ class PluginHost:
         return self._by_kind("reporter")
 
     def figures(self) -> dict[str, type[Figure]]:
+        """Every available (status ``ok``) figure class, by name."""
         return self._by_kind("figure")
 
     def outputs(self) -> dict[str, Output]:

@@ -25,11 +25,12 @@ Metadata keys: ``title``, ``xlabel``, ``ylabel``, ``caption``, ``xlog`` and ``yl
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from privbench.protocol.plugin import Parametrized
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: what a figure is drawn from: the runs of one instance (data set + parameters), of one
 #: data set adapter, or of the whole store
@@ -39,6 +40,8 @@ SCOPES = ("instance", "dataset", "store")
 def column(runs: pd.DataFrame, name: str) -> pd.Series:
     """The values of output ``name`` in the runs: a record column, or the key under
     ``metrics`` (None where a run lacks it). Figures read outputs through this only."""
+    import pandas as pd
+
     if name in runs.columns:
         return runs[name]
     if "metrics" not in runs.columns:

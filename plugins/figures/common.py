@@ -7,10 +7,12 @@ figure. Figure numbers refer to the SPPM paper.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: attack keys drawn as ROC curves, in order, with their titles
 ROC_KINDS = (("nb", "Naive Bayes"), ("lr", "Logistic regression"),
@@ -156,6 +158,8 @@ def aggregate(runs: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     with ± one standard deviation as the interval, or a single run's ``<output>_ci95``
     (under metrics) as the interval where it has one. Columns: label, delta, x, y, x_low,
     x_high, y_low, y_high (NaN without an interval), n (replicates) and text (hover)."""
+    import pandas as pd
+
     from privbench.protocol.figure import column
 
     frame = runs.assign(_x=pd.to_numeric(column(runs, x), errors="coerce"),
@@ -186,6 +190,8 @@ def aggregate(runs: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
 
 def interval_keys(points: pd.DataFrame, axis: str) -> dict[str, list[float | None]]:
     """``{axis}_low``/``{axis}_high`` lists for a trace when any point has an interval."""
+    import pandas as pd
+
     low, high = points[f"{axis}_low"], points[f"{axis}_high"]
     if not (low.notna() | high.notna()).any():
         return {}

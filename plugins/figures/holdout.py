@@ -3,16 +3,18 @@ mapping's privacy needs. One figure per data set whose runs vary ``design_fracti
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 import privbench as pb
 from privbench.protocol.figure import column
 from privbench.protocol.plugin import format_label
 
 from .common import pick_budgets, run_key
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _base_instance(dataset: str, params: dict | None) -> str:
@@ -24,6 +26,8 @@ def _base_instance(dataset: str, params: dict | None) -> str:
 def with_holdout(df: pd.DataFrame) -> pd.DataFrame:
     """The runs that carry held-out leakage, with ``holdout_mi_bits``, ``design_users``
     and ``base`` (the instance without its design size) as columns."""
+    import pandas as pd
+
     out = df.assign(holdout_mi_bits=pd.to_numeric(column(df, "holdout_mi_bits"), errors="coerce"),
                     design_users=pd.to_numeric(column(df, "design_users"), errors="coerce"))
     out = out[out["holdout_mi_bits"].notna() & out["mi_bits"].notna() & out["design_users"].notna()]

@@ -3,15 +3,17 @@ mapping behaviour (5), runtime against alphabet size (6) and support sizes (7)."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 import privbench as pb
 from privbench.protocol.figure import column, has_values
 
 from .common import ROC_KINDS, informative_budgets, run_key
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class RocCurves(pb.Figure):

@@ -24,12 +24,14 @@ import html
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 import privbench as pb
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: the certified gap (bits) whose time-to-reach the profiles and the table compare
 TARGET_BITS = 1e-3
@@ -142,6 +144,8 @@ def collect(df: pd.DataFrame, target: float = TARGET_BITS) -> Shootout | None:
     mechanisms with a trace in some ok run (and of :data:`SOLVERS`), instances the
     (instance, Δ) where some run has a trace; None when no run has one (the report then
     has no solver section)."""
+    import pandas as pd
+
     if df.empty or "metrics" not in df:
         return None
     has = df["metrics"].map(lambda m: trace_of(m) is not None) & (df["status"] == "ok")

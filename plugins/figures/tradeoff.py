@@ -8,14 +8,15 @@ new one gets its figure for free.
 
 from __future__ import annotations
 
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 import privbench as pb
 from privbench.protocol.figure import column, has_values
 
 from .common import aggregate, interval_keys, optimum_band
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: the output whose optimum I*(D) the ``optimum`` metric certifies (a band is drawn)
 CERTIFIED_OUTPUT = "mi_bits"
@@ -23,12 +24,16 @@ CERTIFIED_OUTPUT = "mi_bits"
 
 def spans_decade(values: pd.Series) -> bool:
     """True when the positive values span more than a factor of 10 (use a log axis)."""
+    import pandas as pd
+
     v = pd.to_numeric(values, errors="coerce")
     v = v[v > 0]
     return bool(len(v) >= 2 and float(v.max()) > 10 * float(v.min()))
 
 
 def _varies(runs: pd.DataFrame, name: str) -> bool:
+    import pandas as pd
+
     values = pd.to_numeric(column(runs, name), errors="coerce").dropna()
     return values.nunique() > 1
 
@@ -50,6 +55,8 @@ class PrivacyDistortion(pb.Figure):
 
     def plot(self, runs: pd.DataFrame, output: str = CERTIFIED_OUTPUT, **_: Any
              ) -> list[dict[str, Any]]:
+        import pandas as pd
+
         pts = aggregate(runs, "distortion", output)
         if pts.empty:
             return []

@@ -15,16 +15,16 @@ import re
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 import privbench as pb
-from privbench import describe_excess, excess_at, load_runs
 from privbench.plugins.figures import common
 
 from . import tables
 from .render_plotly import to_plotly
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Block = dict[str, Any]
 #: trace keys written to a figure's CSV, per point
@@ -123,8 +123,8 @@ def _excess_note(g: pd.DataFrame, instance: str) -> str:
     if not deltas:
         return ""
     middle = float(deltas[len(deltas) // 2])
-    lines = [describe_excess(label, excess, instance) for label in sorted(g["label"].unique())
-             if (excess := excess_at(g, label, middle)) is not None]
+    lines = [pb.describe_excess(label, excess, instance) for label in sorted(g["label"].unique())
+             if (excess := pb.excess_at(g, label, middle)) is not None]
     return f"At Δ = {middle:g}: " + "; ".join(lines) + "." if lines else ""
 
 
@@ -207,7 +207,7 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
                  ) -> tuple[Path, list[Path]]:
     """Write ``index.html``, ``plotly.min.js`` and ``figures/*.csv`` (and ``*.png``/``*.pdf``
     when ``static``); returns the page and the figure files."""
-    df = load_runs(db_path)
+    df = pb.load_runs(db_path)
     if "label" in df:  # one look per label across every figure of the report
         common.assign_styles([str(x) for x in df["label"].dropna().unique()])
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -5,13 +5,15 @@ leakage), recommendation RMSE, all runs, and provenance."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
-from privbench import curves_of, default_targets, pick_reference, summarise
+import privbench as pb
 from privbench.plugins.figures.common import informative_budgets, metric
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Table = dict[str, Any]
 
@@ -32,14 +34,14 @@ def table(title: str, header: list[str], rows: list[list[Any]], note: str = "", 
 
 
 def tradeoff_summary(ok: pd.DataFrame) -> Table | None:
-    curves = curves_of(ok)
+    curves = pb.curves_of(ok)
     if len(curves) < 1:
         return None
     prior = ok["prior_mi_bits"].dropna()
-    targets = default_targets(float(prior.iloc[0])) if not prior.empty else []
+    targets = pb.default_targets(float(prior.iloc[0])) if not prior.empty else []
     budgets = informative_budgets(ok)
-    ref = pick_reference(list(curves))
-    rows = summarise(curves, targets=targets, budgets=budgets, reference=ref)
+    ref = pb.pick_reference(list(curves))
+    rows = pb.summarise(curves, targets=targets, budgets=budgets, reference=ref)
     header = (["mechanism", "points"] + [f"I at Δ≤{b:g}" for b in budgets]
               + [f"E[d] for I≤{t:g}" for t in targets] + [f"× {ref} (I≤{t:g})" for t in targets])
     body = [[r.label, r.points, *r.leakage_at.values(), *r.distortion_for.values(),
@@ -71,6 +73,8 @@ def feature_leakage(ok: pd.DataFrame) -> Table | None:
 
 def recommendation_rmse(ok: pd.DataFrame) -> Table | None:
     """The quantized-mapping paper's Table I: RMSE of recommendations per test set."""
+    import pandas as pd
+
     rows = ok.assign(r1=metric(ok, "rmse_original"), r2=metric(ok, "rmse_released"))
     rows = rows[rows["r1"].notna()]
     if rows.empty:
