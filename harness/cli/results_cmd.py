@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import importlib.util
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from privbench.protocol.errors import PrivbenchError, ValidationError
 from privbench.results.store import DEFAULT_DB, open_existing
 from privbench.running.records import STATUSES
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
