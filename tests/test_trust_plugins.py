@@ -219,3 +219,21 @@ def test_a_thread_left_running_does_not_hold_the_command(tmp_path) -> None:
                           "1", "--no-store"], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "left thread(s) running (left-behind)" in out.stderr
+
+
+def test_a_plugin_that_sleeps_at_import_is_broken_not_a_hang(tmp_path) -> None:
+    """In a fresh process (pytest's own timeout holds the interval timer here)."""
+    import subprocess
+
+    (tmp_path / "sleepy_plugin.py").write_text("import time\ntime.sleep(600)\n")
+    code = ("import os\nimport privbench as pb\nfrom privbench.host import manager\n"
+            "manager.IMPORT_TIMEOUT_S = 1.0\n"
+            "host = pb.PluginHost()\n"
+            "[row] = [p for p in host.plugins() if p.plugin == 'sleepy_plugin']\n"
+            "print(row.status, row.reason)\n"
+            "assert host.mechanisms()\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "PRIVBENCH_PLUGIN_MODULES": "sleepy_plugin"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("broken") and "longer than 1 s" in out.stdout

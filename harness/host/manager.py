@@ -70,14 +70,43 @@ KINDS = tuple(kind for kind, _ in HOOK_KINDS.values())
 #: hooks that declare no plugin classes
 OTHER_HOOKS = ("privbench_register_commands",)
 
+#: seconds a plugin module may take to import before it is listed as broken
+IMPORT_TIMEOUT_S = 60.0
+
+
+class _ImportTimeout(Exception):
+    pass
+
+
 @contextlib.contextmanager
 def _import_guard() -> Iterator[None]:
-    """A plugin module that calls ``sys.exit()`` while importing becomes a broken plugin
-    (``PluginAbort``, an ``Exception``), not the end of ``privbench``."""
+    """A plugin module that calls ``sys.exit()`` while importing, or takes longer than
+    :data:`IMPORT_TIMEOUT_S` (it sleeps or waits on the network at import), becomes a
+    broken plugin (``PluginAbort``), not the end of ``privbench`` nor a hang of every
+    command. The limit is SIGALRM's, so only in the main thread."""
+    import signal
+    import threading
+
+    timed = (threading.current_thread() is threading.main_thread()
+             and hasattr(signal, "setitimer") and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
+    previous = None
+    if timed:
+        def on_alarm(signum: int, frame: object) -> None:
+            raise _ImportTimeout
+
+        previous = signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, IMPORT_TIMEOUT_S)
     try:
         yield
     except SystemExit as exc:
         raise PluginAbort(f"the module called sys.exit({exc.code!r}) while importing") from None
+    except _ImportTimeout:
+        raise PluginAbort(f"importing took longer than {IMPORT_TIMEOUT_S:g} s (does it sleep "
+                          "or reach the network at import?)") from None
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 def _declared_kind(module_path: str) -> str:
