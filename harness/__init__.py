@@ -27,7 +27,7 @@ from privbench.protocol.errors import (
     PrivbenchError,
     ValidationError,
 )
-from privbench.protocol.executor import Executor, Reporter
+from privbench.protocol.executor import Executor, ProgressForwarder, Reporter
 from privbench.protocol.figure import Figure
 from privbench.protocol.lp import LinearProgram, LPBackend, LPResult, LPSolution
 from privbench.protocol.mechanism import (
@@ -77,6 +77,7 @@ __all__ = [
     "ProfileCoding",
     "Ratings",
     "PrivbenchError",
+    "ProgressForwarder",
     "RecordMechanism",
     "RunContext",
     "RunSpec",

@@ -1,4 +1,5 @@
-"""A test-only mechanism that kills the process running it, for the dask executor tests.
+"""Test-only mechanisms for the executors: one that kills the process running it, one
+that reports progress from inside its solve.
 
 Loaded in the test process and in Dask workers through ``PRIVBENCH_PLUGIN_MODULES``
 (the workers find it on ``PYTHONPATH``). Every attempt appends a line to a marker file,
@@ -12,6 +13,7 @@ import signal
 import time
 from pathlib import Path
 
+import numpy as np
 import scipy.sparse as sp
 
 import privbench as pb
@@ -42,6 +44,23 @@ class Crashy(pb.MappingMechanism):
         return self.result(sp.identity(problem.n, format="csc"))
 
 
+class Chatty(pb.MappingMechanism):
+    """Reports ``steps`` iterations, ``pause`` seconds apart, from inside its solve (as a
+    long solver does through ``context.report``), then releases the identity."""
+
+    name = "chatty"
+
+    def __init__(self, steps: int = 4, pause: float = 0.4) -> None:
+        self.steps = steps
+        self.pause = pause
+
+    def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        for k in range(1, self.steps + 1):
+            self.context.report(iteration=k, gap_bits=np.float64(1.0 / k))  # numpy: plain on the way
+            time.sleep(self.pause)
+        return self.result(sp.identity(problem.n, format="csc"))
+
+
 @pb.hookimpl
 def privbench_register_mechanisms() -> list[type]:
-    return [Crashy]
+    return [Crashy, Chatty]

@@ -205,3 +205,48 @@ def test_lost_worker_is_retried_once_then_an_error(tmp_path: Path, crashy_host) 
     # the failed runs are retried by --resume, the finished ones are not
     with ResultStore(db) as store:
         assert len(store.done_keys()) == 6
+
+
+def _collect_progress(executor: pb.Executor, specs: list[dict[str, Any]]
+                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Run the specs with a listener on the executor; the records and the reports heard."""
+    heard: list[dict[str, Any]] = []
+    executor.on_progress = lambda **fields: heard.append(fields)
+    records = list(executor.map_runs(specs, timeout=60))
+    return records, heard
+
+
+def _chatty_specs() -> list[dict[str, Any]]:
+    return [pb.RunSpec(mechanism="chatty", dataset="synthetic", delta=1.0, dataset_params={"m": 2},
+                       mechanism_params={"steps": 4, "pause": 0.4}).to_dict()]
+
+
+def _assert_heard_the_solve(records: list[dict[str, Any]], heard: list[dict[str, Any]]) -> None:
+    assert [r["status"] for r in records] == ["ok"]
+    iterations = [f["iteration"] for f in heard]
+    assert iterations and iterations == sorted(iterations) and set(iterations) <= {1, 2, 3, 4}
+    assert len(iterations) >= 2  # reports 0.4 s apart pass the 0.25 s rate limit
+    assert all(type(f["gap_bits"]) is float for f in heard)  # numpy made plain
+    assert heard[0]["run"] == "chatty[pause=0.4,steps=4] on synthetic[m=2] delta=1.0"
+
+
+def test_process_executor_forwards_progress_from_its_workers(crashy_host) -> None:
+    executor = crashy_host.get("executor", "process").create(workers=1)
+    records, heard = _collect_progress(executor, _chatty_specs())
+    _assert_heard_the_solve(records, heard)
+    # nobody listening: no manager process, no reports, the same record
+    executor.on_progress = None
+    assert [r["status"] for r in executor.map_runs(_chatty_specs(), timeout=60)] == ["ok"]
+
+
+def test_dask_executor_forwards_progress_from_its_workers(crashy_host) -> None:
+    import time
+
+    executor = crashy_host.get("executor", "dask").create(workers=1)
+    heard: list[dict[str, Any]] = []
+    executor.on_progress = lambda **fields: heard.append(fields)
+    records = list(executor.map_runs(_chatty_specs(), timeout=60))
+    deadline = time.monotonic() + 10  # events travel worker -> scheduler -> client
+    while len(heard) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _assert_heard_the_solve(records, heard)

@@ -80,7 +80,9 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
             heartbeat = ClaimHeartbeat(store.path, claim_owner)
         timeout = timeout if timeout is not None else getattr(args, "timeout", None)
         with heartbeat, RunProgress(len(todo), enabled=progress) as bar:
-            executor.on_progress = bar.solve_update  # used by in-process executors (local)
+            # in-solve progress, on a terminal only: the process and dask executors then
+            # forward it from their workers (a manager queue, worker events)
+            executor.on_progress = bar.solve_update if bar.shows_solves else None
             for record in executor.map_runs([r.to_dict() for r in todo], timeout=timeout):
                 if store is not None:
                     _store(store, record, sweep_id)

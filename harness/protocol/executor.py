@@ -17,8 +17,10 @@ from privbench.protocol.plugin import Parametrized
 class Executor(Parametrized):
     """Required: ``map_runs``. Optional: ``map_tasks`` for generic parallel work.
 
-    ``on_progress`` is set by the CLI before ``map_runs`` on executors that run in the
-    CLI's process (``local``): it receives a mechanism's in-solve progress reports.
+    ``on_progress`` is set by the CLI before ``map_runs`` when a terminal shows progress:
+    it receives a mechanism's in-solve progress reports (``context.report(**fields)``).
+    An executor that runs elsewhere forwards them from its workers with a
+    :class:`ProgressForwarder` (``process``: a manager queue; ``dask``: worker events).
     """
 
     kind: ClassVar[str] = "executor"
@@ -41,6 +43,56 @@ class Executor(Parametrized):
         work runs. The default runs in process.
         """
         return [func(item) for item in items]
+
+
+class ProgressForwarder:
+    """The ``on_progress`` a worker gives ``execute_run``: sends each report's fields, as
+    plain numbers and strings, through ``send`` (a queue's ``put``, a Dask event) at most
+    once every ``interval`` seconds, with the run's label under ``run``. Never raises:
+    progress is cosmetic and must not fail a run."""
+
+    def __init__(self, send: Callable[[dict[str, Any]], None], run: str = "",
+                 interval: float = 0.25) -> None:
+        self.send = send
+        self.run = run
+        self.interval = interval
+        self._last = float("-inf")
+
+    def __call__(self, **fields: Any) -> None:
+        import time
+
+        now = time.monotonic()
+        if now - self._last < self.interval:
+            return
+        self._last = now
+        try:
+            self.send({**{k: _plain(v) for k, v in fields.items()}, "run": self.run})
+        except Exception:  # noqa: BLE001 - a closed queue, a lost scheduler: drop the report
+            pass
+
+
+def run_label(spec: dict[str, Any]) -> str:
+    """``sppm[tol=0.001] on census[top_k=300] delta=0.3`` from a run spec's dict."""
+    from privbench.protocol.plugin import format_label
+
+    return (f"{format_label(spec.get('mechanism'), spec.get('mechanism_params'))} on "
+            f"{format_label(spec.get('dataset'), spec.get('dataset_params'))} "
+            f"delta={spec.get('delta')}")
+
+
+def _plain(value: Any) -> Any:
+    """A built-in number or string (numpy scalars, which subclass float, converted), so
+    any transport can carry it (msgpack refuses numpy types)."""
+    import numbers
+
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 class Reporter(Parametrized):

@@ -65,6 +65,11 @@ class RunProgress:
             self._task = self._rich.add_task(self.label, total=self.total)
         return self
 
+    @property
+    def shows_solves(self) -> bool:
+        """True when a terminal bar shows progress inside a solve (``solve_update``)."""
+        return self._rich is not None
+
     #: a solve reports nothing until it has run this long (short solves stay quiet)
     SOLVE_QUIET_S = 2.0
 

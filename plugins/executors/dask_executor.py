@@ -40,6 +40,7 @@ from contextlib import ExitStack
 from typing import Any
 
 import privbench as pb
+from privbench.protocol.executor import run_label
 
 #: how often an ignored timeout is raised again in the run's thread (seconds)
 REARM_S = 1.0
@@ -92,12 +93,22 @@ class _Watchdog:
         self._stop.set()
 
 
-def run_on_worker(spec: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-    """Execute one run on a Dask worker; plain dict in, plain dict out."""
+def run_on_worker(spec: dict[str, Any], timeout: float | None = None,
+                  progress_topic: str | None = None) -> dict[str, Any]:
+    """Execute one run on a Dask worker; plain dict in, plain dict out. With a
+    ``progress_topic`` the mechanism's progress reports are logged as worker events
+    under it, which the client subscribes to."""
     message = f"run exceeded its time limit of {timeout:g} s" if timeout else "run timed out"
+    forward = None
+    if progress_topic:
+        from distributed import get_worker
+
+        worker = get_worker()
+        forward = pb.ProgressForwarder(lambda fields: worker.log_event(progress_topic, fields),
+                                       run_label(spec))
     try:
         with _Watchdog(timeout) as watch:
-            record = pb.execute_run(spec, timeout=None)
+            record = pb.execute_run(spec, timeout=None, on_progress=forward)
     except pb.RunTimeout:
         return pb.failed_record(spec, "timeout", message)
     if watch.fired and record.get("status") == "timeout" and not record.get("error"):
@@ -189,6 +200,7 @@ class DaskExecutor(pb.Executor):
         with ExitStack() as stack:
             client, per_kill = self._client(stack)
             batch = uuid.uuid4().hex[:8]
+            topic = self._subscribe(client, stack, f"privbench-progress-{batch}")
             queue: list[tuple[int, int]] = [(i, 0) for i in reversed(range(len(specs)))]
             futures: dict[Any, tuple[int, int]] = {}
             stream = as_completed()
@@ -198,7 +210,7 @@ class DaskExecutor(pb.Executor):
                 window = self.max_pending or sum(client.nthreads().values())
                 while queue and len(futures) < max(1, window):
                     i, attempts = queue.pop()
-                    future = client.submit(run_on_worker, specs[i], timeout, pure=False,
+                    future = client.submit(run_on_worker, specs[i], timeout, topic, pure=False,
                                            key=f"privbench-run-{batch}-{i}-{attempts}")
                     futures[future] = (i, attempts)
                     stream.add(future)
@@ -227,6 +239,23 @@ class DaskExecutor(pb.Executor):
                 top_up()
                 if record is not None:
                     yield record
+
+    def _subscribe(self, client: Any, stack: ExitStack, topic: str) -> str | None:
+        """Hand the workers' progress events under ``topic`` to ``on_progress``; None
+        (workers send nothing) when nobody listens."""
+        listener = self.on_progress
+        if listener is None:
+            return None
+
+        def handler(event: tuple[float, dict[str, Any]]) -> None:
+            try:
+                listener(**event[1])
+            except Exception:  # noqa: BLE001 - a display problem never stops the sweep
+                pass
+
+        client.subscribe_topic(topic, handler)
+        stack.callback(client.unsubscribe_topic, topic)
+        return topic
 
     def map_tasks(self, func: Any, items: Iterable[Any]) -> list[Any]:
         self._validate()

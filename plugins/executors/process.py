@@ -7,13 +7,17 @@ own run. Workers are reused between runs, so dataset loading is cached per worke
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures import as_completed
 from typing import Any
 
 import privbench as pb
+from privbench.protocol.executor import run_label
 
 
 class ProcessExecutor(pb.Executor):
@@ -45,10 +49,12 @@ class ProcessExecutor(pb.Executor):
         from pebble import ProcessExpired
 
         workers = int(self.workers or os.cpu_count() or 1)
+        stack = contextlib.ExitStack()
+        channel = stack.enter_context(_progress_channel(self.on_progress))
         pool = self._pool(workers)
         finished = False
         try:
-            futures = {pool.schedule(pb.execute_run, args=[spec], timeout=timeout): spec
+            futures = {pool.schedule(run_in_worker, args=[spec, channel], timeout=timeout): spec
                        for spec in specs}
             for future in as_completed(futures):
                 spec = futures[future]
@@ -72,11 +78,58 @@ class ProcessExecutor(pb.Executor):
             else:
                 pool.stop()
             pool.join()
+            stack.close()
 
     def map_tasks(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
         workers = int(self.workers or os.cpu_count() or 1)
         with self._pool(workers) as pool:
             return list(pool.map(func, list(items)).result())
+
+
+def run_in_worker(spec: dict[str, Any], channel: Any = None) -> dict[str, Any]:
+    """Execute one run in a worker; its progress reports go to ``channel`` (a manager
+    queue) when the parent shows them."""
+    if channel is None:
+        return pb.execute_run(spec)
+    return pb.execute_run(spec, on_progress=pb.ProgressForwarder(channel.put, run_label(spec)))
+
+
+@contextlib.contextmanager
+def _progress_channel(on_progress: Callable[..., None] | None) -> Iterator[Any]:
+    """A queue the workers put progress into and a thread that hands it to
+    ``on_progress``; None (no manager process started) when nobody listens."""
+    if on_progress is None:
+        yield None
+        return
+    import multiprocessing
+
+    manager = multiprocessing.get_context("spawn").Manager()
+    channel = manager.Queue()
+    stop = threading.Event()
+
+    def drain() -> None:
+        while True:
+            try:
+                fields = channel.get(timeout=0.1)
+            except queue.Empty:
+                if stop.is_set():
+                    return
+                continue
+            except (EOFError, OSError):  # the manager went away
+                return
+            try:
+                on_progress(**fields)
+            except Exception:  # noqa: BLE001 - a display problem never stops the sweep
+                pass
+
+    thread = threading.Thread(target=drain, name="privbench-progress", daemon=True)
+    thread.start()
+    try:
+        yield channel
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        manager.shutdown()
 
 
 def _limit_memory(limit_bytes: int) -> None:
