@@ -16,6 +16,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+def at_middle_budget(rows: pd.DataFrame) -> tuple[float, pd.DataFrame]:
+    """The middle of the informative budgets (where the trade-off is halfway) and the rows
+    at it: the budget the papers' single-budget figures (5, 7) are drawn at."""
+    budgets = informative_budgets(rows)
+    delta = budgets[len(budgets) // 2]
+    return delta, rows[np.isclose(rows["delta"], delta)]
+
+
 class RocCurves(pb.Figure):
     name = "roc"
     order = 30
@@ -64,10 +72,7 @@ class MappingBehaviour(pb.Figure):
 
     def _at(self, runs: pd.DataFrame) -> tuple[float, pd.DataFrame]:
         rows = runs.assign(mean=column(runs, "behaviour_mean"), se=column(runs, "behaviour_se"))
-        rows = rows[rows["mean"].notna()]
-        budgets = informative_budgets(rows)
-        delta = budgets[len(budgets) // 2]
-        return delta, rows[np.isclose(rows["delta"], delta)]
+        return at_middle_budget(rows[rows["mean"].notna()])
 
     def plot(self, runs: pd.DataFrame, **_: Any) -> list[dict[str, Any]]:
         _, at = self._at(runs)
@@ -98,11 +103,7 @@ class SupportSizes(pb.Figure):
         rows = runs.assign(hist=column(runs, "support_hist"))
         rows = rows[rows["hist"].notna() & (rows["support_max"] < rows["n"])
                     & (rows["mechanism"] != "identity")]  # dense and identity say nothing
-        if rows.empty:
-            return 0.0, rows
-        budgets = informative_budgets(rows)
-        delta = budgets[len(budgets) // 2]
-        return delta, rows[np.isclose(rows["delta"], delta)]
+        return at_middle_budget(rows) if not rows.empty else (0.0, rows)
 
     def plot(self, runs: pd.DataFrame, **_: Any) -> list[dict[str, Any]]:
         _, at = self._at(runs)
