@@ -227,6 +227,8 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
 
     def _header(self, path: Path, sep: str) -> list[str]:
         """The header's names as written (stripped), read without pandas' renaming."""
+        import pandas as pd
+
         try:
             raw = pd.read_csv(path, sep=sep, dtype=str, encoding=self.encoding, header=None,
                               nrows=1, keep_default_na=False, skipinitialspace=True)

@@ -62,3 +62,21 @@ def test_the_checker_fails_a_plugin_importing_the_results_layer(tmp_path) -> Non
         "plugin import: plugins/metrics/bad.py imports privbench.results.views (plugins and data "
         "sets import only privbench and privbench.protocol)",
     ]
+
+
+def test_the_checker_sees_a_lazy_import_gone_missing(tmp_path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent('''\
+        from __future__ import annotations
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            import pandas as pd
+
+        def good(frame: pd.DataFrame) -> pd.Series:
+            import pandas as pd
+            return pd.Series(frame.index)
+
+        def bad(path) -> pd.DataFrame:
+            return pd.read_csv(path)
+        '''))
+    assert _tool().type_only_uses(path) == [(11, "pd")]

@@ -4,7 +4,8 @@
 
 Reports: import cycles between modules (imports inside functions included, so a cycle
 cannot hide behind a lazy import), functions longer than 80 lines in harness/, plugins/
-and datasets/, a plugin importing another plugin's private (``_x``) modules, a layer
+and datasets/, a name imported only for type checking but used at run time (a lazy
+import gone missing), a plugin importing another plugin's private (``_x``) modules, a layer
 importing one above it (protocol < host < running < results < cli), and a plugin or
 data set importing anything of the host but the public ``privbench`` API and
 ``privbench.protocol`` (see docs/architecture.md).
@@ -122,6 +123,48 @@ def long_functions(path: Path) -> list[tuple[int, str, int]]:
             and node.end_lineno - node.lineno + 1 > MAX_LINES]
 
 
+def _bound(nodes: list[ast.stmt]) -> set[str]:
+    return {(a.asname or a.name.split(".")[0]) for n in nodes if isinstance(n, ast.Import | ast.ImportFrom)
+            for a in n.names}
+
+
+def type_only_uses(path: Path) -> list[tuple[int, str]]:
+    """Names imported only under ``if TYPE_CHECKING:`` but used at run time outside an
+    annotation, in a scope that does not import them itself (a lazy import gone missing:
+    a NameError when the code runs)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    checking = [n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)]
+    names = _bound([m for block in checking for m in ast.walk(block)]) - _bound(tree.body)
+    if not names:
+        return []
+    annotations = {id(m) for n in ast.walk(tree) for ann in _annotations(n) for m in ast.walk(ann)}
+    found: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST, have: set[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if child in checking:
+                continue
+            inner = have
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                inner = have | _bound([m for m in ast.walk(child) if isinstance(m, ast.stmt)])
+            if isinstance(child, ast.Name) and child.id in names - have and id(child) not in annotations:
+                found.append((child.lineno, child.id))
+            visit(child, inner)
+
+    visit(tree, set())
+    return found
+
+
+def _annotations(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.AnnAssign):
+        return [node.annotation]
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return []
+    a = node.args
+    args = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]
+    return [x.annotation for x in args if x.annotation] + ([node.returns] if node.returns else [])
+
+
 def _layer(module: str) -> str | None:
     return next((layer for layer in ALLOWED if module == layer or _is_ancestor(layer, module)), None)
 
@@ -171,6 +214,8 @@ def problems(root: Path = ROOT) -> tuple[list[str], int, int]:
         rel = path.relative_to(root)
         found += [f"long function: {rel}:{line} {name} ({n} lines)"
                   for line, name, n in long_functions(path)]
+        found += [f"type-only import used at run time: {rel}:{line} {name}"
+                  for line, name in type_only_uses(path)]
         layer = _layer(module)
         for target in sorted(graph[module]):
             tlayer = _layer(target)

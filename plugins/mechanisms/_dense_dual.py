@@ -31,6 +31,17 @@ PARALLEL_MIN_N = 1024
 
 
 @numba.njit(cache=True, nogil=True)
+def _costs(LT, ST, DT, nu, j, out):  # pragma: no cover - compiled
+    """out[i] = ĉ_ij = Σ_a S[j,a] L[i,a] + ν d_ij for every output i of input j."""
+    n, k = LT.shape
+    for i in range(n):
+        v = nu * DT[j, i]
+        for a in range(k):
+            v += ST[j, a] * LT[i, a]
+        out[i] = v
+
+
+@numba.njit(cache=True, nogil=True)
 def _pass_inputs(LT, ST, p_b, DT, nu, tau, G, grad, lo, hi):  # pragma: no cover - compiled
     """Inputs lo..hi-1 of the dense pass: (Σ_j p_j softmin_i ĉ_ij, Σ_j p_j min_i ĉ_ij, E[d]
     of the soft assignment), ĉ_ij = Σ_a S[j,a] L[i,a] + ν d_ij; with ``grad``, adds the
@@ -46,11 +57,7 @@ def _pass_inputs(LT, ST, p_b, DT, nu, tau, G, grad, lo, hi):  # pragma: no cover
         pj = p_b[j]
         if pj <= 0.0:
             continue
-        for i in range(n):
-            v = nu * DT[j, i]
-            for a in range(k):
-                v += ST[j, a] * LT[i, a]
-            buf[i] = v
+        _costs(LT, ST, DT, nu, j, buf)
         m, z = soft_weights(buf, 0, n, inv)
         soft += pj * (m - tau * math.log(z))
         hard += pj * m
@@ -91,11 +98,7 @@ def _weights_inputs(LT, ST, p_b, DT, nu, tau, WT, lo, hi):  # pragma: no cover -
     used = 0.0
     for j in range(lo, hi):
         row = WT[j]
-        for i in range(n):
-            v = nu * DT[j, i]
-            for a in range(k):
-                v += ST[j, a] * LT[i, a]
-            row[i] = v
+        _costs(LT, ST, DT, nu, j, row)
         _, z = soft_weights(row, 0, n, inv)
         s = 0.0
         for i in range(n):
