@@ -279,3 +279,27 @@ def test_plugin_lists_the_solver_s_modes_and_variants() -> None:
     from privbench.plugins.mechanisms._sppm.modes import MODES
 
     assert sppm.MODES == tuple(MODES) and sppm.VARIANTS == VARIANTS
+
+
+def test_the_solve_runs_with_one_blas_thread_and_restores_it() -> None:
+    """Frank-Wolfe's vector work runs on one BLAS thread (a multi-threaded OpenBLAS
+    waiting for cores costs milliseconds per dot product on a loaded machine); the
+    process's setting is back afterwards."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from privbench.plugins.mechanisms._sppm.solve import solve_sppm
+
+    def blas_threads() -> list[int]:
+        return [p["num_threads"] for p in threadpoolctl.threadpool_info()
+                if p["user_api"] == "blas"]
+
+    before = blas_threads()
+    if not before:
+        pytest.skip("no BLAS library that threadpoolctl can control")
+    seen: list[list[int]] = []
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        outside = blas_threads()
+        solve_sppm(pb.load_dataset("synthetic", m=6), 0.25, pb.get_lp_backend("mckp"),
+                   iterations=5, tol=0.0, on_iteration=lambda _: seen.append(blas_threads()))
+        assert blas_threads() == outside
+    assert seen and all(threads == [1] * len(before) for threads in seen)
+    assert blas_threads() == before

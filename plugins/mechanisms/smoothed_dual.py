@@ -34,7 +34,6 @@ It stops once U - L <= ``tol`` bits, or after ``max_rounds`` stages or ``max_sec
 
 from __future__ import annotations
 
-import contextlib
 import math
 import numbers
 import time
@@ -43,6 +42,7 @@ from typing import Any
 import numpy as np
 
 import privbench as pb
+from privbench.protocol.blas import one_blas_thread
 from privbench.protocol.checks import finite_float, positive_int
 from privbench.protocol.feasibility import constant_output, mix_into_budget
 from privbench.protocol.information import leakage_nats
@@ -148,7 +148,7 @@ class SmoothedDual(pb.SizeLimited, pb.MappingMechanism):
         if int(self.threads) > 1:
             numba.set_num_threads(min(int(self.threads), numba.config.NUMBA_NUM_THREADS))
         try:
-            with _one_blas_thread():
+            with one_blas_thread():
                 return self._solve(problem, float(delta), D, safe, safe_used, t0)
         finally:
             numba.set_num_threads(threads)
@@ -251,20 +251,6 @@ def _finish(WT: np.ndarray | None, D: np.ndarray, p_b: np.ndarray, safe: np.ndar
     used = float(p_b @ (D * X).sum(axis=0))
     X, theta = mix_into_budget(X, X_safe, used, safe_used, delta)
     return X, theta
-
-
-def _one_blas_thread() -> contextlib.AbstractContextManager:
-    """BLAS limited to one thread (threadpoolctl, when installed) for the solve.
-
-    L-BFGS-B calls BLAS on tiny vectors every iteration; a multi-threaded OpenBLAS wakes
-    its threads for each call, which on a loaded 2-core machine costs ~6 ms per call
-    (measured; 0.05 ms with one thread) and dominates the whole solve.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 @pb.hookimpl

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from privbench import LPBackend, PrivacyProblem
+from privbench.protocol.blas import one_blas_thread
 from privbench.protocol.feasibility import constant_output, normalise_columns, pull_into_budget
 
 from .atoms import AtomSet
@@ -64,8 +65,9 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                        exact_every, corrective_steps, prune_after, on_iteration, t0=t_total)
     backend.start(problem.n, delta)
     try:
-        run_frank_wolfe(state)
-        finish(state, polish_rounds)
+        with one_blas_thread():  # thousands of vector dot products; pricing has its threads
+            run_frank_wolfe(state)
+            finish(state, polish_rounds)
     finally:
         V.close()
     _perfect_privacy_by_lp(state)

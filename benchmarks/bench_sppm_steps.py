@@ -1,0 +1,35 @@
+"""SPPM's Frank-Wolfe loop on the synthetic data: wall seconds for a fixed number of steps.
+
+Each step repairs the LP point into the budget, builds Q = p(a, b̂) and runs the exact
+line search: thousands of vector operations over the active pairs per solve. These
+calls regress silently when BLAS threading changes (a multi-threaded OpenBLAS waiting
+for cores costs milliseconds per call on a loaded machine; see
+``privbench.protocol.blas``), so the benchmark times wall seconds, not CPU seconds.
+"""
+
+from __future__ import annotations
+
+import privbench as pb
+
+#: Frank-Wolfe steps per timed solve (tol = 0: every solve takes all of them)
+STEPS = 30
+
+
+class SPPMFrankWolfeSteps:
+    """``time_steps``: ``STEPS`` certified Frank-Wolfe steps (mckp backend) after an
+    untimed prepare; n = 2^m symbols, Δ = 2^(m-8) as in ``privbench benchmark sppm``."""
+
+    params = ([10, 12],)
+    param_names = ["m"]
+    timeout = 300
+
+    def setup(self, m: int) -> None:
+        self.problem = pb.load_dataset("synthetic", m=m)
+        self.delta = 2.0 ** (m - 8)
+        self.mech = pb.get_mechanism("sppm", iterations=STEPS, tol=0.0)
+        self.mech.prepare(self.problem, pb.RunContext(seed=0))
+
+    def time_steps(self, m: int) -> None:
+        result = self.mech.run(self.problem, self.delta)
+        if result.stats["iterations"] != STEPS:  # a shorter run would time less work
+            raise RuntimeError(f"sppm took {result.stats['iterations']} steps, not {STEPS}")
