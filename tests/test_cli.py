@@ -91,7 +91,8 @@ def test_strict_fails_on_a_failed_run_and_only_with_strict(tmp_path, capsys, sta
 def test_sweep_grid_resume_and_export(tmp_path: Path, capsys, db_path: Path) -> None:
     spec = tmp_path / "grid.toml"
     spec.write_text('mechanisms = ["identity", "expmec"]\ndatasets = ["synthetic:m=3", '
-                    '"random:n=6,seed=2"]\ndeltas = [0.5, 1.0]\nseeds = [1, 2]\n')
+                    '"random:n=6,seed=2"]\ndeltas = [0.5, 1.0]\nseeds = [1, 2]\n'
+                    "baselines = false\n")
     assert main(["sweep", str(spec), "--db", str(db_path)]) == 0
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM runs WHERE status='ok'").fetchone()[0] == 16

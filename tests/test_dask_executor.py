@@ -51,7 +51,7 @@ def cluster():
 
 
 def write_spec(path: Path, **keys: Any) -> Path:
-    lines = []
+    lines = ["baselines = false"]  # these tests count the runs they asked for
     for key, value in keys.items():
         if isinstance(value, list):
             items = ", ".join(f'"{v}"' if isinstance(v, str) else repr(v) for v in value)

@@ -75,7 +75,7 @@ def test_run_refuses_a_bad_switch_before_anything_runs(extra: list[str], named: 
 def test_sweep_skip_metrics_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "s.toml"
     spec.write_text('mechanisms = ["expmec"]\ndatasets = ["synthetic:m=3"]\ndeltas = [0.5, 2.0]\n'
-                    'skip_metrics = ["optimum"]\n')
+                    'skip_metrics = ["optimum"]\nbaselines = false\n')
     db = tmp_path / "r.sqlite"
     assert main(["sweep", str(spec), "--db", str(db)]) == 0
     with sqlite3.connect(db) as conn:
