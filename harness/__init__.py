@@ -117,6 +117,9 @@ _LAZY = {
     "parse_spec": "privbench.running.specs",
     "execute_run": "privbench.running.runner",
     "failed_record": "privbench.running.runner",
+    "replicate_group": "privbench.results.significance",
+    "collapse_replicates": "privbench.results.significance",
+    "paired_difference": "privbench.results.significance",
 }
 
 

@@ -88,3 +88,20 @@ def test_compare_on_census_marks_sppm_vs_expmec_significant(tmp_path, real_data_
         tmp_path, 'mechanisms = ["sppm", "expmec"]\ndatasets = ["census:top_k=300"]\n'
                   "deltas = [0.3]\nbaselines = false\n", "--budget", "0.3")
     assert "significant, less private" in _row(text, "expmec")
+
+
+def test_report_draws_data_seed_replicates_as_one_instance_with_mean_and_sd(tmp_path):
+    import subprocess
+    import sys
+
+    spec = tmp_path / "ds.toml"
+    spec.write_text('mechanisms = ["expmec"]\ndatasets = ["politics_tv_surrogate:seed=0", '
+                    '"politics_tv_surrogate:seed=1", "politics_tv_surrogate:seed=2"]\n'
+                    "deltas = [0.3, 1.0]\nbaselines = false\n", encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "privbench", "report", "--sweep", str(spec), "--db",
+                    str(tmp_path / "r.sqlite"), "--out", str(tmp_path / "rep")], check=True,
+                   capture_output=True, text=True, cwd=tmp_path)
+    figures = sorted((tmp_path / "rep" / "figures").glob("*privacy-distortion-mi-bits.csv"))
+    assert len(figures) == 1  # one instance, not one per data seed
+    text = figures[0].read_text(encoding="utf-8")
+    assert text.count("mean ± sd of 3 replicates") == 2  # one point per budget

@@ -208,6 +208,8 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
     """Write ``index.html``, ``plotly.min.js`` and ``figures/*.csv`` (and ``*.png``/``*.pdf``
     when ``static``); returns the page and the figure files."""
     df = pb.load_runs(db_path)
+    if "instance" in df:  # data-set seeds are replicates of one instance (figures: mean ± sd)
+        df["instance"] = df["instance"].map(pb.replicate_group)
     if "label" in df:  # one look per label across every figure of the report
         common.assign_styles([str(x) for x in df["label"].dropna().unique()])
     out_dir.mkdir(parents=True, exist_ok=True)
