@@ -175,6 +175,8 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
 
     requirements = ("highspy",)
     extra = "highs"
+    #: ``--lp-backend`` / ``lp_backends = [...]`` set it; it must solve whole LPs
+    plugin_params: ClassVar[dict[str, str]] = {"lp_backend": "lp_backend"}
     test_parameters: ClassVar[dict[str, list[Any]]] = {"lp_backend": ["highs", "scipy"]}
     #: what the LP is, for the skip message
     lp_kind: ClassVar[str] = "an LP"
@@ -233,7 +235,7 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
             X, theta = lp.into_budget(X, delta)
         stats = {"lp_objective": out.objective, "lp_rows": program.shape[0],
                  "lp_cols": program.shape[1], "lp_nnz": int(program.A.nnz),
-                 "lp_iterations": out.iterations, "lp_backend": str(self.lp_backend),
+                 "lp_iterations": out.iterations,
                  "budget_theta": theta}
         stats.update(self.measures(problem, lp, X))
         return self.result(X, **stats)
