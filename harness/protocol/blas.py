@@ -12,12 +12,22 @@ already use the cores) run inside :func:`one_blas_thread`.
 from __future__ import annotations
 
 import contextlib
+import sys
+from typing import Any
+
+#: (modules imported when it was made, the threadpoolctl controller): finding the
+#: loaded BLAS libraries costs ~0.6 ms of CPU (~20 ms wall on a loaded machine), so the
+#: controller is kept until an import may have loaded another library
+_cached: tuple[int, Any] | None = None
 
 
 def one_blas_thread() -> contextlib.AbstractContextManager:
     """A context in which BLAS uses one thread (threadpoolctl; a no-op without it)."""
+    global _cached
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import ThreadpoolController
     except ImportError:  # pragma: no cover - a core dependency; kept for stripped installs
         return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    if _cached is None or _cached[0] != len(sys.modules):
+        _cached = (len(sys.modules), ThreadpoolController())
+    return _cached[1].limit(limits=1, user_api="blas")
