@@ -44,14 +44,17 @@ def test_a_third_party_figure_in_one_file_appears_in_the_report(small_store: Pat
     monkeypatch.syspath_prepend(str(tmp_path))
     host = pb.PluginHost(env={"PRIVBENCH_PLUGIN_MODULES": "my_figure"})
     assert "leakage-per-runtime" in host.figures()
-    index, files = build_report(small_store, tmp_path / "site", host=host)
+    index, files = build_report(small_store, tmp_path / "site", figures=host.figures(),
+                                outputs=host.outputs())
     page = index.read_text()
     assert 'data-figure="leakage-per-runtime"' in page and "Leakage against solve time" in page
     data = pd.read_csv(tmp_path / "site" / "figures" / "synthetic-m-2-leakage-per-runtime.csv")
     assert set(data["label"]) == {"expmec", "identity"} and len(data) == 4
     assert data["text"].str.startswith(("expmec", "identity")).all()  # the run keys
     # without the plugin, no such figure
-    index, _ = build_report(small_store, tmp_path / "plain", host=pb.PluginHost())
+    plain = pb.PluginHost()
+    index, _ = build_report(small_store, tmp_path / "plain", figures=plain.figures(),
+                            outputs=plain.outputs())
     assert "leakage-per-runtime" not in index.read_text()
 
 
@@ -71,7 +74,8 @@ def test_a_failing_figure_fails_its_own_block(small_store: Path, tmp_path: Path)
 
     host = pb.PluginHost()
     host.register(Plugin(), name="broken-figure")
-    index, _ = build_report(small_store, tmp_path / "site", host=host)
+    index, _ = build_report(small_store, tmp_path / "site", figures=host.figures(),
+                            outputs=host.outputs())
     page = index.read_text()
     assert "figure &#39;broken&#39; failed on synthetic[m=2]: RuntimeError: no luck" in page
     assert 'data-figure="privacy-distortion"' in page  # the others still drawn

@@ -307,7 +307,9 @@ def test_report_draws_holdout_and_learning_curve_figures(tmp_path: Path) -> None
                     mechanism="expmec", dataset=SURROGATE, delta=delta, seed=0,
                     dataset_params={"holdout": 0.3, "holdout_seed": 1,
                                     "design_fraction": fraction})))
-    index, figures = build_report(db, tmp_path / "report")
+    host = pb.get_host()
+    index, figures = build_report(db, tmp_path / "report", figures=host.figures(),
+                                  outputs=host.outputs())
     names = sorted(f.name for f in figures)
     assert sum(n.endswith("-design-vs-holdout.csv") for n in names) == 2  # one per design size
     assert [n for n in names if "learning-curve" in n] == [

@@ -46,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
     params = {k: v for k, v in offered.items() if k in cls.param_names()}
     try:
         with plugin_code(f"reporter {args.reporter!r}"):
-            path = cls.create(**params).report(args.db, args.out)
+            host = get_host()
+            reporter = cls.create(**params).use(host.figures(), host.outputs())
+            path = reporter.report(args.db, args.out)
     except PrivbenchError:
         raise
     except OSError as exc:  # a full disk, an unwritable folder

@@ -99,6 +99,17 @@ class Reporter(Parametrized):
     """Turns a results store into files (HTML, images, tables)."""
 
     kind: ClassVar[str] = "reporter"
+    #: what the host hands a reporter before ``report`` (see :meth:`use`): figure classes
+    #: by name and every declared output by name
+    figures_: dict[str, type] = {}
+    outputs_: dict[str, Any] = {}
+
+    def use(self, figures: dict[str, type], outputs: dict[str, Any]) -> Reporter:
+        """Receive the registered figures and declared outputs from the host (a reporter
+        never asks the host itself); returns self."""
+        self.figures_ = dict(figures)
+        self.outputs_ = dict(outputs)
+        return self
 
     def report(self, db_path: Path, out_dir: Path) -> Path:
         """Read the results store ``db_path`` (never write it) and write files under

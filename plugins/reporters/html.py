@@ -49,10 +49,11 @@ class _Figures:
     """Draws every applicable registered figure on a set of runs into blocks, writing
     each figure's CSV (and PNG/PDF when static)."""
 
-    def __init__(self, host: pb.PluginHost, out_dir: Path, static: bool) -> None:
-        self.figures = [cls.create() for cls in sorted(host.figures().values(),
+    def __init__(self, figures: dict[str, type], outputs: dict[str, Any], out_dir: Path,
+                 static: bool) -> None:
+        self.figures = [cls.create() for cls in sorted(figures.values(),
                                                         key=lambda c: (c.order, c.name))]
-        self.outputs = host.outputs()
+        self.outputs = outputs
         self.fig_dir = out_dir / "figures"
         self.fig_dir.mkdir(parents=True, exist_ok=True)
         self.static = static
@@ -203,7 +204,8 @@ def _render(context: dict[str, Any]) -> str:
 
 
 def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
-                 specs: tuple[str, ...] = (), host: pb.PluginHost | None = None
+                 specs: tuple[str, ...] = (), figures: dict[str, type] | None = None,
+                 outputs: dict[str, Any] | None = None
                  ) -> tuple[Path, list[Path]]:
     """Write ``index.html``, ``plotly.min.js`` and ``figures/*.csv`` (and ``*.png``/``*.pdf``
     when ``static``); returns the page and the figure files."""
@@ -215,7 +217,7 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in (out_dir / "figures").glob("*.*"):  # a previous report's figures
         stale.unlink()
-    figs = _Figures(host or pb.get_host(), out_dir, static)
+    figs = _Figures(figures or {}, outputs or {}, out_dir, static)
     blocks, toc = _blocks(figs, df) if not df.empty else ([], [])
     js = plotly_js()
     target = out_dir / "plotly.min.js"
@@ -248,7 +250,8 @@ class HtmlReporter(pb.Reporter):
 
     def report(self, db_path: Path, out_dir: Path) -> Path:
         return build_report(Path(db_path), Path(out_dir), static=bool(self.static),
-                            specs=tuple(str(s) for s in self.specs))[0]
+                            specs=tuple(str(s) for s in self.specs), figures=self.figures_,
+                            outputs=self.outputs_)[0]
 
 
 @pb.hookimpl
