@@ -25,3 +25,20 @@ def test_host_collects_declared_outputs():
     assert outputs["mi_bits"].unit == "bits" and outputs["mi_bits"].direction == "lower"
     assert outputs["distortion"].direction == "neutral"
     assert outputs["runtime_s"].unit == "seconds"
+
+
+def test_run_json_names_the_unit_of_every_output_it_holds(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "privbench", "run", "-m", "expmec", "-d",
+                          "synthetic:m=3", "--delta", "1", "--json", "--no-store"],
+                         capture_output=True, text=True, check=True, cwd=tmp_path)
+    record = json.loads(out.stdout.splitlines()[0])
+    units = record["units"]
+    assert units["mi_bits"] == "bits" and units["maximal_leakage"] == "bits"
+    assert units["lip_epsilon"] == units["ldp_epsilon_private"] == "nats"
+    assert units["guessing_entropy"] == "guesses"
+    held = set(record) | set(record["metrics"])
+    assert set(units) <= held  # only outputs the record holds

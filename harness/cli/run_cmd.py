@@ -8,7 +8,7 @@ from typing import Any
 from privbench.cli.common import add_store_args, execute, print_table
 from privbench.protocol.errors import ValidationError
 from privbench.running.plan import SweepSpec, check_timeout, plan_runs
-from privbench.running.records import record_json
+from privbench.running.records import declared_units, record_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -86,10 +86,11 @@ def run(args: argparse.Namespace) -> int:
         raise ValidationError(f"--workers must be an integer >= 1; got {args.workers}")
     runs = plan_runs(spec, strict_lp=True)
     records: list[dict[str, Any]] = []
+    units = declared_units() if args.json else None
     for record in execute(runs, args, progress=not args.json):
         records.append(record)
         if args.json:
-            print(record_json(record), flush=True)
+            print(record_json(record, units), flush=True)
     if not args.json:
         print_table(records)
         print_metric_seconds(records)

@@ -9,7 +9,7 @@ from typing import Any
 from privbench.cli.common import add_store_args, execute
 from privbench.protocol.errors import ValidationError
 from privbench.running.plan import DEFAULT_MAX_RUNS, check_timeout, load_sweep_file, plan_runs
-from privbench.running.records import record_json
+from privbench.running.records import declared_units, record_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -75,10 +75,11 @@ def run(args: argparse.Namespace) -> int:
     args.workers = args.workers or spec.workers
     timeout = args.timeout if args.timeout is not None else (spec.timeout or 3600.0)
     counts: dict[str, int] = {}
+    units = declared_units() if args.json else None
     for record in execute(runs, args, timeout=timeout, resume=args.resume, sweep_id=spec.name):
         counts[record["status"]] = counts.get(record["status"], 0) + 1
         if args.json:
-            print(record_json(record), flush=True)
+            print(record_json(record, units), flush=True)
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing to do"
     import sys
     print(f"sweep {spec.name}: {summary}; results in {args.db}", file=sys.stderr)

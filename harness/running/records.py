@@ -67,11 +67,27 @@ def _strict(value: Any) -> Any:
     return value
 
 
-def record_json(record: dict[str, Any]) -> str:
+def declared_units() -> dict[str, str]:
+    """Every declared output's unit, by name (the runner's own and each metric's)."""
+    from privbench.host.manager import get_host
+
+    return {name: out.unit for name, out in get_host().outputs().items()}
+
+
+def record_json(record: dict[str, Any], units: dict[str, str] | None = None) -> str:
     """One record as a strict JSON line (``--json``): ±inf as ``"inf"``/``"-inf"``, NaN as
-    null (``float(x)`` reads either string back), the provenance left out."""
-    return json.dumps(_strict({k: v for k, v in record.items() if k != "provenance"}),
-                      allow_nan=False, default=str)
+    null (``float(x)`` reads either string back), the provenance left out.
+
+    With ``units`` (declared output name -> unit, ``PluginHost.outputs()``), the line also
+    carries ``units``: the unit of every declared output the record holds, top level or
+    under ``metrics`` (``{"mi_bits": "bits", "lip_epsilon": "nats", ...}``).
+    """
+    line = {k: v for k, v in record.items() if k != "provenance"}
+    if units is not None:
+        metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
+        line["units"] = {name: unit for name, unit in units.items()
+                         if record.get(name) is not None or metrics.get(name) is not None}
+    return json.dumps(_strict(line), allow_nan=False, default=str)
 
 
 def fill_metrics(record: dict[str, Any], values: dict[str, Any]) -> None:
