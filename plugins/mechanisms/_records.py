@@ -213,3 +213,44 @@ def pack(data: RecordData, released: np.ndarray, A_d: np.ndarray, b_d: np.ndarra
             "desired": data.Y_d, "confidential": data.Y_c, "desired_labels": data.desired,
             "confidential_labels": data.confidential, "train": data.train, "test": data.test,
             "ally_weights": A_d, "ally_intercept": b_d, "offset": data.offset, **extra}
+
+
+class AllyPredictorMechanism(pb.RecordMechanism):
+    """What null-space cleaning and its Laplace comparison share: the ally's targets, a
+    train/test split of the records, the least-squares ally predictor A_d fitted on the
+    training rows, and the released records packed for the record metrics.
+
+    Subclasses store ``variant``, ``desired``, ``confidential``, ``test_fraction`` and
+    ``center`` in their ``__init__`` (the sklearn rule: every class declares its own).
+    """
+
+    variant: int
+    desired: Any
+    confidential: Any
+    test_fraction: float
+    center: bool
+
+    def check_params(self) -> None:
+        if self.variant not in (1, 2) or isinstance(self.variant, bool):
+            raise pb.ValidationError(f"{self.name}: variant must be 1 or 2; got {self.variant!r}")
+        check_test_fraction(self.test_fraction, self.name)
+
+    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
+        reason = missing_requirements(problem, self.desired, self.confidential)
+        return (True, f"{self.name} {reason}") if reason else (False, None)
+
+    def ally(self, problem: pb.PrivacyProblem, seed: int | None
+             ) -> tuple[RecordData, np.ndarray, np.ndarray]:
+        """The records split for this run and the ally's predictor (A_d, b_d)."""
+        data = prepare(problem, desired=self.desired, confidential=self.confidential,
+                       test_fraction=self.test_fraction, center=bool(self.center), seed=seed,
+                       what=self.name)
+        A_d, b_d = fit_linear(data.X[data.train], data.Y_d[data.train], data.offset)
+        return data, A_d, b_d
+
+    def released(self, data: RecordData, released: np.ndarray, A_d: np.ndarray,
+                 b_d: np.ndarray, transform: Any, stats: dict[str, Any]) -> pb.MechanismResult:
+        """The result: released rows packed with the split and the ally's weights."""
+        records = pack(data, released, A_d, b_d, mechanism=self.name)
+        return pb.MechanismResult(kind=self.output, records=records, transform=transform,
+                                  stats=stats)

@@ -28,7 +28,7 @@ from .nullspace import NullspaceCleaning
 MATCHES = ("nullspace", "budget")
 
 
-class LaplaceNoise(pb.RecordMechanism):
+class LaplaceNoise(_records.AllyPredictorMechanism):
     """Additive Laplace noise calibrated to a null-space run's e_utility."""
 
     name = "laplace"
@@ -55,13 +55,7 @@ class LaplaceNoise(pb.RecordMechanism):
                                            and not isinstance(self.scale, bool)
                                            and np.isfinite(self.scale) and self.scale >= 0):
             raise pb.ValidationError(f"laplace: scale must be a number >= 0; got {self.scale!r}")
-        if self.variant not in (1, 2) or isinstance(self.variant, bool):
-            raise pb.ValidationError(f"laplace: variant must be 1 or 2; got {self.variant!r}")
-        _records.check_test_fraction(self.test_fraction, "laplace")
-
-    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
-        reason = _records.missing_requirements(problem, self.desired, self.confidential)
-        return (True, f"laplace {reason}") if reason else (False, None)
+        super().check_params()
 
     def _target(self, problem: pb.PrivacyProblem, delta: float, seed: int | None) -> float:
         if self.match == "budget":
@@ -76,10 +70,7 @@ class LaplaceNoise(pb.RecordMechanism):
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         seed = self.context.seed
-        data = _records.prepare(problem, desired=self.desired, confidential=self.confidential,
-                                test_fraction=self.test_fraction, center=bool(self.center),
-                                seed=seed, what="laplace")
-        A_d, b_d = _records.fit_linear(data.X[data.train], data.Y_d[data.train], data.offset)
+        data, A_d, b_d = self.ally(problem, seed)
         rng = np.random.default_rng(seed if seed is not None else 0)
         unit = rng.laplace(0.0, 1.0, size=data.X.shape)
         stats: dict[str, Any] = {}
@@ -100,9 +91,7 @@ class LaplaceNoise(pb.RecordMechanism):
 
         stats.update(scale=b, match=self.match, n_train=int(data.train.size),
                      n_test=int(data.test.size))
-        records = _records.pack(data, released, A_d, b_d, mechanism="laplace")
-        return pb.MechanismResult(kind=self.output, records=records, transform=transform,
-                                  stats=stats)
+        return self.released(data, released, A_d, b_d, transform, stats)
 
 
 @pb.hookimpl

@@ -31,7 +31,7 @@ from . import _records
 from ._nullspace import Basis, clean_rows, eigen_basis, generalized_basis
 
 
-class NullspaceCleaning(pb.RecordMechanism):
+class NullspaceCleaning(_records.AllyPredictorMechanism):
     """Clean feature vectors in the approximate null space of the ally's predictor."""
 
     name = "nullspace"
@@ -47,23 +47,11 @@ class NullspaceCleaning(pb.RecordMechanism):
         self.test_fraction = test_fraction
         self.center = center
 
-    def check_params(self) -> None:
-        if self.variant not in (1, 2) or isinstance(self.variant, bool):
-            raise pb.ValidationError(f"nullspace: variant must be 1 or 2; got {self.variant!r}")
-        _records.check_test_fraction(self.test_fraction, "nullspace")
-
-    def skip(self, problem: pb.PrivacyProblem) -> tuple[bool, str | None]:
-        reason = _records.missing_requirements(problem, self.desired, self.confidential)
-        return (True, f"nullspace {reason}") if reason else (False, None)
-
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         seed = self.context.seed
         eps = delta
-        data = _records.prepare(problem, desired=self.desired, confidential=self.confidential,
-                                test_fraction=self.test_fraction, center=bool(self.center),
-                                seed=seed, what="nullspace")
+        data, A_d, b_d = self.ally(problem, seed)
         train = data.train
-        A_d, b_d = _records.fit_linear(data.X[train], data.Y_d[train], data.offset)
         if self.variant == 1:
             basis = eigen_basis(A_d)
         else:
@@ -90,9 +78,7 @@ class NullspaceCleaning(pb.RecordMechanism):
             "desired_labels": data.desired,
             "confidential_labels": data.confidential,
         }
-        records = _records.pack(data, released, A_d, b_d, mechanism="nullspace")
-        return pb.MechanismResult(kind=self.output, records=records, transform=transform,
-                                  stats=stats)
+        return self.released(data, released, A_d, b_d, transform, stats)
 
 
 @pb.hookimpl
