@@ -105,3 +105,11 @@ def test_report_draws_data_seed_replicates_as_one_instance_with_mean_and_sd(tmp_
     assert len(figures) == 1  # one instance, not one per data seed
     text = figures[0].read_text(encoding="utf-8")
     assert text.count("mean ± sd of 3 replicates") == 2  # one point per budget
+
+
+def test_compare_prints_the_below_curve_cell_whole(tmp_path):
+    """'< its min E[d]' once lost '[d]' to rich markup, in the table and in its note."""
+    text = _sweep_and_compare(
+        tmp_path, 'mechanisms = ["expmec"]\ndatasets = ["synthetic:m=3"]\n'
+                  "deltas = [0.5, 2.0]\n", "--budget", "0.5")
+    assert "constant" in text and text.count("< its min E[d]") >= 2

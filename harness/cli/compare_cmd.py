@@ -263,7 +263,7 @@ def _table(instance: str, g: pd.DataFrame, rows: list[MechanismSummary],
     for r in rows:
         cells = [escape(r.label) + (MARK if r.label in other else ""), str(r.points)]
         for b in budgets:
-            cells.append(_f(r.leakage_at[b], BELOW_CURVE))
+            cells.append(escape(_f(r.leakage_at[b], BELOW_CURVE)))
             if notion.certified:
                 cells.append(_excess_cell(excess_at(g, r.label, b)))
         for t in targets:
@@ -301,7 +301,8 @@ def _explain_empty_cells(console: Any, rows: list[Any], budgets: list[float],
     )
     for cell, meaning, labels in kinds:
         if labels:
-            console.print(f"  [dim]'{cell}': {meaning} ({escape(', '.join(sorted(set(labels))))})[/]",
+            console.print(f"  [dim]'{escape(cell)}': {escape(meaning)} "
+                          f"({escape(', '.join(sorted(set(labels))))})[/]",
                           highlight=False)
 
 
