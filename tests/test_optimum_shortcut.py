@@ -112,10 +112,12 @@ def test_the_runs_own_certificate_serves_later_runs() -> None:
 def test_the_certifier_suits_the_problem() -> None:
     line = pb.load_dataset("synthetic", m=4)
     assert choose_certifier(line, 1e-3) == ("sppm", {"tol": 1e-3})
-    hamming = pb.load_dataset("random", n=10, seed=0, distortion="hamming")
-    matrix = pb.load_dataset("random", n=10, seed=0, distortion="random")
-    for problem in (hamming, matrix):
-        assert choose_certifier(problem, 1e-3) == ("sppm", {"tol": 1e-3, "mode": "dual"})
+    for n, certifier in ((10, ("mirror_descent", {"tol": 1e-3})),
+                         (200, ("sppm", {"tol": 1e-3, "mode": "dual"}))):
+        hamming = pb.load_dataset("random", n=n, seed=0, distortion="hamming")
+        matrix = pb.load_dataset("random", n=n, seed=0, distortion="random")
+        for problem in (hamming, matrix):
+            assert choose_certifier(problem, 1e-3) == certifier
     identity = pb.MechanismResult(kind="mapping", mapping=sparse.csc_array(
         0.5 * np.eye(line.n) + 0.5 / line.n))
     out = OptimumGap().compute(line, identity, delta=100.0)
