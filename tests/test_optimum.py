@@ -221,6 +221,14 @@ def test_compare_and_report_show_the_excess(db_path: Path, tmp_path: Path,
         k = np.searchsorted(grid, row["distortion"])
         if k < grid.size and np.isclose(grid[k], row["distortion"]):
             assert lower[k] <= m["optimum_upper_bits"] + 1e-12
+    # on a log axis the grid is geometric from the least positive distortion and holds every
+    # certified distortion (a linear grid drew the band flat across the first decades)
+    grid, lower, upper = optimum_band(runs, log=True)
+    assert (grid > 0).all() and (lower <= upper + 1e-12).all()
+    certified = runs["distortion"][runs["distortion"] > 0]
+    assert all(np.isclose(grid, d).any() for d in certified)
+    steps = np.diff(np.log(grid))
+    assert steps.max() < 0.2  # no decade left unsampled
     assert main(["report", "--db", str(db_path), "--out", str(tmp_path / "rep")]) == 0
     page = (tmp_path / "rep" / "index.html").read_text()
     assert "certified band on the least leakage" in page and "more than the optimum" in page

@@ -118,10 +118,15 @@ def informative_budgets(df: pd.DataFrame, count: int = 3, floor: float = 0.1) ->
     return [d[0], mid, hi]
 
 
-def optimum_band(df: pd.DataFrame, points: int = 200
+def optimum_band(df: pd.DataFrame, points: int = 200, log: bool = False
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The certified band on I*(D) that the runs' ``optimum`` metrics imply, on a grid of D
-    between the least and largest certified distortion (None without two certificates)."""
+    between the least and largest certified distortion (None without two certificates).
+
+    The grid holds every certified distortion itself (the band is exact there) and is
+    spaced for the axis it is drawn on: geometric from the least positive distortion when
+    ``log`` (D = 0 has no place on a log axis; a linear grid would leave the first decades
+    with no sample and draw the band flat across them)."""
     from privbench.protocol.optimum import Bound, interval
 
     certs = []
@@ -132,7 +137,15 @@ def optimum_band(df: pd.DataFrame, points: int = 200
                                      float(m["optimum_upper_bits"])))
     if len({c.distortion for c in certs}) < 2:
         return None
-    grid = np.linspace(min(c.distortion for c in certs), max(c.distortion for c in certs), points)
+    known = np.array(sorted({c.distortion for c in certs}))
+    if log:
+        known = known[known > 0]
+        if known.size < 2:
+            return None
+        grid = np.geomspace(known[0], known[-1], points)
+    else:
+        grid = np.linspace(known[0], known[-1], points)
+    grid = np.union1d(grid, known)
     bounds = np.array([interval(certs, d) for d in grid])
     keep = np.isfinite(bounds).all(axis=1)
     return grid[keep], bounds[keep, 0], bounds[keep, 1]

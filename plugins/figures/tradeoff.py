@@ -71,7 +71,7 @@ class PrivacyDistortion(pb.Figure):
             traces.append({"x": x, "y": [float(v) for v in g["y"]], "label": label, "text": text,
                            **interval_keys(g, "x"), **interval_keys(g, "y")})
         if output == CERTIFIED_OUTPUT:
-            band = optimum_band(runs.dropna(subset=["mi_bits", "distortion"]))
+            band = optimum_band(runs.dropna(subset=["mi_bits", "distortion"]), log=log)
             if band is not None:
                 grid, lower, upper = band
                 traces.append({"kind": "band", "x": grid.tolist(), "y": upper.tolist(),
