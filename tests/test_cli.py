@@ -137,8 +137,11 @@ def test_results_on_missing_db(tmp_path: Path, capsys) -> None:
 def test_plugins_json(capsys) -> None:
     assert main(["plugins", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    kinds = {"mechanism", "lp_backend", "dataset", "metric", "executor", "reporter", "figure"}
+    # the six kinds DESIGN.md promises; figures are reporters with role "figure"
+    kinds = {"mechanism", "lp_backend", "dataset", "metric", "executor", "reporter"}
     assert {r["kind"] for r in rows} == kinds  # every kind listed: an empty list fails
+    assert {r["name"] for r in rows if r["role"] == "figure"} >= {"privacy-distortion"}
+    assert all(r["kind"] == "reporter" for r in rows if r["role"] == "figure")
     names = {r["name"] for r in rows}
     assert {"sppm", "optimal", "expmec", "census", "mckp", "local", "html", "privacy-distortion"} <= names
     assert all(r["kind"] in kinds for r in rows)
