@@ -37,6 +37,19 @@ def add_store_args(p: argparse.ArgumentParser) -> None:
 MAX_MEM_MB = 2.0**30
 
 
+def _max_mem(cls: Any, max_mem_mb: float) -> float:
+    """--max-mem checked against the least an executor's worker needs to start at all
+    (``min_max_mem_mb``: RLIMIT_AS counts address space, and a worker with numpy and
+    scipy loaded holds ~350 MB of it before its first run)."""
+    value = finite_float("--max-mem", max_mem_mb, low=1.0, high=MAX_MEM_MB)
+    least = float(getattr(cls, "min_max_mem_mb", 1.0))
+    if value < least:
+        raise ValidationError(f"--max-mem must be >= {least:g} MB for the {cls.name!r} executor "
+                              f"(a worker with numpy and scipy needs that much address space "
+                              f"before its first run); got {max_mem_mb:g}")
+    return value
+
+
 def make_executor(name: str, workers: int | None, scheduler: str | None = None,
                   max_mem_mb: float | None = None) -> Any:
     """``name`` may carry parameters like a mechanism: ``dask:max_pending=64``."""
@@ -48,7 +61,7 @@ def make_executor(name: str, workers: int | None, scheduler: str | None = None,
         if "max_mem_mb" not in cls.param_names():
             raise ValidationError(f"--max-mem needs an executor that runs in worker processes "
                                   f"(process or dask); {name!r} runs in this process")
-        params["max_mem_mb"] = finite_float("--max-mem", max_mem_mb, low=1.0, high=MAX_MEM_MB)
+        params["max_mem_mb"] = _max_mem(cls, max_mem_mb)
     if scheduler:
         if "scheduler" not in cls.param_names():
             raise ValidationError(f"--scheduler does not apply to the {name!r} executor "

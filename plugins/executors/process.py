@@ -24,6 +24,9 @@ class ProcessExecutor(pb.Executor):
     name = "process"
     description = "process pool with hard timeouts and crash isolation"
     requirements = ("pebble",)
+    #: the least --max-mem (MB): a worker reserves ~350 MB of address space importing
+    #: numpy, scipy and privbench, and the default metrics (numba) need ~700 MB in all
+    min_max_mem_mb = 512
 
     def __init__(self, workers: int | None = None, max_mem_mb: float | None = None) -> None:
         self.workers = workers
@@ -132,11 +135,27 @@ def _progress_channel(on_progress: Callable[..., None] | None) -> Iterator[Any]:
         manager.shutdown()
 
 
+#: thread-count variables read by BLAS/OpenMP libraries when they load
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                "BLIS_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
 def _limit_memory(limit_bytes: int) -> None:
     """Worker initializer: cap the address space, so a run that needs more memory fails
-    with MemoryError (stored as that run's error) instead of taking the machine down."""
+    with MemoryError (stored as that run's error) instead of taking the machine down.
+
+    BLAS and OpenMP first go down to one thread: each extra OpenBLAS thread reserves
+    ~80 MB of address space (its buffer, stack and malloc arena) on first use, so with
+    one thread per core a many-core machine exhausts a few hundred MB of limit inside
+    BLAS itself. Libraries loaded later read the environment; loaded ones are set now.
+    """
     import resource
 
+    from threadpoolctl import threadpool_limits
+
+    for name in _THREAD_VARS:
+        os.environ[name] = "1"
+    threadpool_limits(limits=1)  # not a context: it holds for the worker's life
     resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
 
 
