@@ -107,7 +107,7 @@ def check_private(labels: pd.Series, *, dataset: str, column: str) -> tuple[np.n
     values = pd.Series(labels).dropna()
     distinct = sorted(values.unique().tolist(), key=lambda v: (str(type(v)), v))
     if len(distinct) < 2:
-        shown = repr(distinct[0]) if distinct else "no value"
+        shown = "one value" if distinct else "no value"  # never the value: it is data
         raise DataError(
             f"{dataset}: the private column {column!r} takes {shown} only; it needs at least "
             "two values for there to be anything to protect"

@@ -166,7 +166,8 @@ def read_table(text: str, where: str, sep: str, columns: tuple[str, ...], *,
 
     Blank lines are skipped; ``sep`` may be several characters (MovieLens 1M's ``::``).
     The C parser reads well-formed files; otherwise a line-by-line scan raises a
-    DataError naming the file, the line, the column and what was expected.
+    DataError naming the file, the line, the column and what was expected (never the
+    value found: a message must not carry a file's contents).
     """
     import pandas as pd
 
@@ -214,11 +215,11 @@ def read_table(text: str, where: str, sep: str, columns: tuple[str, ...], *,
             value = fields[k].strip()
             if col in ints and not value.lstrip("-").isdigit():
                 raise DataError(
-                    f"{where}, line {number}: {col} must be an integer; found {value!r}"
+                    f"{where}, line {number}: {col} must be an integer (field {k + 1})"
                 )
             if col in choices and value not in choices[col]:
                 raise DataError(
                     f"{where}, line {number}: {col} must be one of "
-                    f"{', '.join(choices[col])}; found {value!r}"
+                    f"{', '.join(choices[col])} (field {k + 1})"
                 )
     raise DataError(f"{where}: cannot be parsed as {sep!r}-separated {', '.join(columns)}")

@@ -113,14 +113,14 @@ def _scan_adult(lines: list[str], where: str) -> None:
         if fields[-1].rstrip(".") not in PRIVATE_LABELS:
             raise pb.DataError(
                 f"{where}, line {number}: income must be <=50K or >50K (a trailing dot is "
-                f"allowed); found {fields[-1]!r}"
+                f"allowed; field {len(COLUMNS)})"
             )
         for col in INT_COLUMNS:
             value = fields[COLUMNS.index(col)]
             if value != MISSING and not value.lstrip("-").isdigit():
                 raise pb.DataError(
-                    f"{where}, line {number}: column {col!r} must be an integer; "
-                    f"found {value!r}"
+                    f"{where}, line {number}: column {col!r} must be an integer "
+                    f"(field {COLUMNS.index(col) + 1})"
                 )
 
 

@@ -236,6 +236,11 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
             return []
         return [str(c).strip() for c in raw.iloc[0].tolist()] if len(raw) else []
 
+    def _where(self, bad: pd.Series) -> str:
+        """Where the first of ``bad`` (a column's offending cells, indexed by data row) is:
+        its line, never its value (a message must not carry the file's contents)."""
+        return f"first on line {self._line_of(int(bad.index[0]))}"
+
     def _line_of(self, row: int) -> int:
         """The line of the file where data row ``row`` (0-based) starts.
 
@@ -283,6 +288,7 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
             codes.append(c)
             values.append(v)
             value_labels.append(lab)
+        frame = frame.reset_index(drop=True)
         code_matrix = np.column_stack(codes)
         sampled = sample_alphabet(code_matrix, private, len(labels), top_k, sampling,
                                   dataset=self.name)
@@ -354,7 +360,7 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
         if missing == "drop" or used[private_col].isna().any():
             keep = ~(has_missing if missing == "drop" else used[private_col].isna().to_numpy())
             dropped = int((~keep).sum())
-            frame = frame.loc[keep].reset_index(drop=True)
+            frame = frame.loc[keep]  # the index stays the file's row (for line numbers)
         if frame.empty:
             raise pb.DataError(f"csv: no rows left in {self.path} after dropping rows with "
                                "missing values, so the public alphabet is empty")
@@ -371,28 +377,28 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
         is_numeric = bool(len(present)) and not numbers.isna().any()
         if n_bins is not None and not is_numeric:
             if binned_explicitly:
-                bad = present[numbers.isna()].iloc[0]
                 raise pb.ValidationError(f"csv: bins given for column {name!r}, which is not "
-                                         f"numeric (found {bad!r})")
+                                         f"numeric ({self._where(present[numbers.isna()])})")
             n_bins = None  # bins=N applies to the numeric columns only
         if is_numeric and (numeric_needed or n_bins is not None) \
                 and not np.isfinite(numbers.to_numpy(dtype=float)).all():
-            bad = present[~np.isfinite(numbers.to_numpy(dtype=float))].iloc[0]
+            bad = present[~np.isfinite(numbers.to_numpy(dtype=float))]
             raise pb.ValidationError(
-                f"csv: column {name!r} of {self.path} has the value {bad!r}; numeric "
-                "distortions and bins need finite numbers")
+                f"csv: column {name!r} of {self.path} has a value that is not finite "
+                f"({self._where(bad)}); numeric distortions and bins need finite numbers")
         if numeric_needed and not is_numeric:
-            bad = present[numbers.isna()].iloc[0] if len(present) else "(no values)"
+            where = self._where(present[numbers.isna()]) if len(present) else "no values"
             raise pb.ValidationError(
                 f"csv: distortion={self.distortion} needs numeric public columns, but "
-                f"{name!r} has {bad!r}; use distortion=hamming or leave the column out")
+                f"{name!r} has text ({where}); use distortion=hamming or leave the column out")
         if is_numeric and n_bins is not None:
             full = pd.to_numeric(column, errors="coerce")
             try:
                 cut = (pd.qcut(full, q=n_bins, duplicates="drop") if strategy == "quantile"
                        else pd.cut(full, bins=n_bins))
             except ValueError as exc:
-                raise pb.ValidationError(f"csv: cannot bucket column {name!r}: {exc}") from None
+                reason = str(exc).split(":")[0]  # pandas may list the edges (values) after it
+                raise pb.ValidationError(f"csv: cannot bucket column {name!r}: {reason}") from None
             cats = cut.cat.categories
             codes = cut.cat.codes.to_numpy().astype(np.int64)
             labels: list[Any] = [str(c) for c in cats]

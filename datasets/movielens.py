@@ -117,7 +117,7 @@ def _read_100k(source: _files.Source) -> dict[str, Any]:
                         ("genre", "index"), ints=("index",))
     if sorted(genres["index"]) != list(range(len(genres))):
         raise pb.DataError(f"{d('u.genre')}: genre indices must be 0..{len(genres) - 1} "
-                           f"without gaps; found {sorted(genres['index'].tolist())}")
+                           "without gaps")
     names = tuple(genres.sort_values("index")["genre"].str.strip())
     flags = tuple(f"g{i}" for i in range(len(names)))
     items = read_table(_files.read_text(source, "u.item", "latin-1"), d("u.item"), "|",
@@ -168,8 +168,9 @@ def _check_ids(frame: pd.DataFrame, column: str, where: str, what: str) -> None:
     dup = frame[column].duplicated()
     if dup.any():
         row = frame.loc[dup].iloc[0]
-        raise pb.DataError(f"{where}, line {int(row['line'])}: duplicate {what} id "
-                           f"{int(row[column])}")
+        first = int(frame.loc[frame[column] == row[column], "line"].iloc[0])
+        raise pb.DataError(f"{where}, line {int(row['line'])}: duplicate {what} id (the "
+                           f"{column} of line {first})")
 
 
 class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
@@ -307,13 +308,13 @@ def _rating_positions(users: pd.DataFrame, items: pd.DataFrame, ratings: pd.Data
         if (pos < 0).any():
             r = int(np.flatnonzero(pos < 0)[0])
             raise pb.DataError(
-                f"{ratings_file}, line {int(ratings['line'].iloc[r])}: {col} "
-                f"{int(ratings[col].iloc[r])} is not in {what}")
+                f"{ratings_file}, line {int(ratings['line'].iloc[r])}: its {col} "
+                f"is not in {what}")
     bad = ~ratings["rating"].between(1, 5)
     if bad.any():
         r = int(np.flatnonzero(bad.to_numpy())[0])
         raise pb.DataError(f"{ratings_file}, line {int(ratings['line'].iloc[r])}: rating "
-                           f"must be 1..5; found {int(ratings['rating'].iloc[r])}")
+                           "must be 1..5")
     return user_pos, item_pos
 
 

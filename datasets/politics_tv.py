@@ -166,7 +166,7 @@ def read_survey(path: Path) -> tuple[pd.DataFrame, list[str]]:
     if bad.any():
         r, c = np.argwhere(bad)[0]
         raise pb.DataError(f"{path}, line {int(frame['line'].iloc[r])}: rating r_{c + 1} must "
-                           f"be in 0..5 (0 = not rated); found {int(stars[r, c])}")
+                           f"be in 0..5 (0 = not rated; field {c + 5})")
     for col in DEMOGRAPHICS:
         frame[col] = frame[col].astype(str).str.strip()
     empty = frame["politics"] == ""

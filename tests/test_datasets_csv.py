@@ -113,7 +113,7 @@ def test_bad_files(tmp_path: Path) -> None:
         CSVTable(path=str(ragged), private="b").load()
     one = tmp_path / "one.csv"
     one.write_text("a,b\n1,x\n2,x\n")
-    with pytest.raises(pb.DataError, match="private column 'b' takes 'x' only"):
+    with pytest.raises(pb.DataError, match="private column 'b' takes one value only"):
         CSVTable(path=str(one), private="b").load()
     holes = tmp_path / "holes.csv"
     holes.write_text("a,b\n?,x\nNA,y\n")

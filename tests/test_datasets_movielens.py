@@ -136,17 +136,17 @@ def test_1m_fixture(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"ratings": ["1\t1\t5\t874965758", "9\t1\t4\t874965759"]},
-     r"u.data, line 2: user_id 9 is not in .*u.user"),
+     r"u.data, line 2: its user_id is not in .*u.user"),
     ({"ratings": ["1\t1\t5\t874965758", "2\t77\t4\t874965759"]},
-     r"u.data, line 2: item_id 77 is not in .*u.item"),
+     r"u.data, line 2: its item_id is not in .*u.item"),
     ({"ratings": ["1\t1\t5", "2\t1\t4\t874965759"]},
      r"u.data, line 1: expected 4 '\\t'-separated fields"),
     ({"ratings": ["1\t1\tfive\t874965758"]}, r"u.data, line 1: rating must be an integer"),
     ({"ratings": ["1\t1\t9\t874965758", "2\t2\t3\t1"]}, r"u.data, line 1: rating must be 1..5"),
     ({"users": ["1|24|M|technician|85711", "2|53|X|other|94043"]},
-     r"u.user, line 2: gender must be one of F, M; found 'X'"),
+     r"u.user, line 2: gender must be one of F, M \(field 3\)"),
     ({"users": ["1|24|M|technician|85711", "1|53|F|other|94043"]},
-     r"u.user, line 2: duplicate user id 1"),
+     r"u.user, line 2: duplicate user id \(the user_id of line 1\)"),
     ({"items": ["1|Heat (1995)|01-Jan-1995||http://x|0|1|0"]},
      r"u.item, line 1: expected 9 '\|'-separated fields"),
 ])
