@@ -84,6 +84,25 @@ class Returns(pb.MappingMechanism):
 
             information.mutual_information = lambda *a, **k: 0.0
             return self.result(eye)
+        if what == "patch":  # value: "module:attr" or "module:Class.attr", made to return 0
+            import importlib
+            import json
+
+            result = self.result(eye)  # before the patch (it may be this very method)
+            module, _, path = str(self.value).partition(":")
+            owner = importlib.import_module(module)
+            *outer, attr = path.split(".")
+            for name in outer:
+                owner = getattr(owner, name)
+            setattr(owner, attr, lambda *a, **k: 0)  # noqa: ARG005
+            json.privbench_hostile_marker = True  # in a module no snapshot watches
+            return result
+        if what == "whoami":  # the worker's pid and what an earlier run left in it
+            import json
+            import os
+
+            return self.result(eye, pid=os.getpid(),
+                               marker=getattr(json, "privbench_hostile_marker", False))
         if what == "fork":
             import os
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -150,6 +151,59 @@ def test_a_run_that_patches_shared_modules_is_undone(hostile, what) -> None:
     again = pb.execute_run(RunSpec(mechanism="expmec", dataset="synthetic",
                                    dataset_params={"m": 3}, delta=0.5))
     assert again["mi_bits"] == pytest.approx(clean["mi_bits"]) and again["mi_bits"] > 0.1
+
+
+@pytest.mark.parametrize("target", [
+    "numpy.linalg:norm", "scipy.special:xlogy", "scipy.sparse.linalg:spsolve",
+    "privbench.protocol.checks:finite_float", "privbench.plugins.mechanisms.expmec:solve_beta",
+    "privbench.protocol.mechanism:MappingMechanism.result",
+])
+def test_patches_of_submodules_plugins_and_classes_are_undone(hostile, target) -> None:
+    """Beyond numpy and information: any numpy/scipy submodule, any privbench module
+    (plugins included) and the methods of privbench's classes."""
+    import importlib
+
+    module, _, path = target.partition(":")
+    owner = importlib.import_module(module)
+    *outer, attr = path.split(".")
+    for name in outer:
+        owner = getattr(owner, name)
+    original = vars(owner)[attr]
+    clean = pb.execute_run(RunSpec(mechanism="expmec", dataset="synthetic",
+                                   dataset_params={"m": 3}, delta=0.5))
+    record = _run("patch", target)
+    assert record["status"] == "invalid" and f"{attr}" in record["error"], record["error"]
+    assert vars(owner)[attr] is original
+    again = pb.execute_run(RunSpec(mechanism="expmec", dataset="synthetic",
+                                   dataset_params={"m": 3}, delta=0.5))
+    assert again["status"] == "ok" and again["mi_bits"] == pytest.approx(clean["mi_bits"])
+
+
+@pytest.mark.parametrize("what", ["patch", "fork"])
+def test_a_process_worker_that_was_patched_or_forked_is_retired(tmp_path, what) -> None:
+    """What the in-place restore cannot see (here a mark left in ``json``) never reaches
+    a later run: the worker that ran the patch or the fork is replaced."""
+    import json
+
+    value = ",value=numpy:log2" if what == "patch" else ""
+    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
+    out = subprocess.run([sys.executable, "-m", "privbench", "run", "-m",
+                          "hostile_returns:what=whoami,value=before", "-m",
+                          f"hostile_returns:what={what}{value}", "-m",
+                          "hostile_returns:what=whoami,value=after", "-m", "expmec", "-d",
+                          "synthetic:m=3", "--delta", "0.5", "--executor", "process",
+                          "--workers", "1", "--no-store", "--json", "--timeout", "120"],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    records = {(r["mechanism"], r["params"].get("value") or r["params"].get("what")): r
+               for r in map(json.loads, out.stdout.splitlines())}
+    before = records["hostile_returns", "before"]["metrics"]
+    after = records["hostile_returns", "after"]["metrics"]
+    assert after["pid"] != before["pid"] and after["marker"] is False
+    assert records["expmec", None]["status"] == "ok"
+    assert records["expmec", None]["mi_bits"] > 0.1
+    if what == "patch":
+        assert records["hostile_returns", "numpy:log2"]["status"] == "invalid"
 
 
 def test_a_forked_child_does_not_carry_on_the_sweep(tmp_path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -18,6 +19,7 @@ from typing import Any
 
 import privbench as pb
 from privbench.protocol.executor import run_label
+from privbench.protocol.taint import take_taint
 
 
 class ProcessExecutor(pb.Executor):
@@ -91,10 +93,34 @@ class ProcessExecutor(pb.Executor):
 
 def run_in_worker(spec: dict[str, Any], channel: Any = None) -> dict[str, Any]:
     """Execute one run in a worker; its progress reports go to ``channel`` (a manager
-    queue) when the parent shows them."""
+    queue) when the parent shows them. A run that changed shared modules or forked
+    retires its worker once the record is sent (its restore may miss what it changed)."""
     if channel is None:
-        return pb.execute_run(spec)
-    return pb.execute_run(spec, on_progress=pb.ProgressForwarder(channel.put, run_label(spec)))
+        record = pb.execute_run(spec)
+    else:
+        record = pb.execute_run(spec, on_progress=pb.ProgressForwarder(channel.put,
+                                                                       run_label(spec)))
+    if take_taint():
+        _retire_after_reply()
+    return record
+
+
+def _retire_after_reply() -> None:
+    """End this worker when it next asks pebble for a task: by then its record is sent,
+    it holds no channel lock and has taken no task; pebble starts a fresh worker."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_name != "process_tasks":
+        frame = frame.f_back
+    channel = frame.f_locals.get("channel") if frame is not None else None
+    if channel is None:  # not under pebble's worker loop (a direct call)
+        return
+
+    def _exit(*_: Any) -> bool:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+    channel.poll = _exit
 
 
 @contextlib.contextmanager
