@@ -77,6 +77,8 @@ class FileBackedAdapter(pb.DatasetAdapter):
         download = check_flag(self.name, "download", self.download)
         spec = self.file_spec()
         source = _files.locate(spec, self.data_dir, download=download, progress=progress)
+        for member in spec.members:  # before any is hashed or read
+            _files.check_file_size(f"{self.name}: {source.describe(member)}", source.size(member))
         source.hashes = {source.describe(m): _checked_hash(source, m, spec) for m in spec.members}
         return source
 

@@ -48,6 +48,18 @@ def max_member_bytes() -> int:
         return max(1, int(text))
     except ValueError:
         raise DataError(f"{MAX_MEMBER_ENV} must be a number of bytes; got {text!r}") from None
+
+
+def check_file_size(where: str, size: int) -> None:
+    """A data file is read into memory whole: one above the limit is refused by its size
+    alone (a 3 GB file is never opened, let alone hashed or parsed)."""
+    limit = max_member_bytes()
+    if size > limit:
+        raise DataError(f"{where} is {size / 2**20:,.0f} MiB, above the limit of "
+                        f"{limit / 2**20:,.0f} MiB for a data file read into memory; raise "
+                        f"{MAX_MEMBER_ENV} (bytes) if the machine can hold it")
+
+
 CHUNK = 1 << 16
 TIMEOUT_S = 60.0
 

@@ -28,7 +28,7 @@ import privbench as pb
 
 from ._alphabet import check_private, one_hot, parse_top_k, prior_summary
 from ._common import AttributeTableMixin, check_choice
-from ._files import MAX_MEMBER_ENV, max_member_bytes
+from ._files import check_file_size
 from ._sampling import RowSampledMixin, sample_alphabet
 
 if TYPE_CHECKING:
@@ -112,11 +112,7 @@ def _check_text(path: Path) -> None:
             head = fh.read(1 << 16)
     except OSError as exc:
         raise pb.DataError(f"csv: cannot read {path}: {exc.strerror or exc}") from None
-    limit = max_member_bytes()
-    if size > limit:
-        raise pb.DataError(f"csv: {path} is {size / 2**20:,.0f} MiB, above the limit of "
-                           f"{limit / 2**20:,.0f} MiB for a table read into memory; raise "
-                           f"{MAX_MEMBER_ENV} (bytes) if the machine can hold it")
+    check_file_size(f"csv: {path}", size)
     if b"\0" in head:
         raise pb.DataError(f"csv: {path} is not a text table (it holds NUL bytes); expected "
                            "a delimited text file with a header row")

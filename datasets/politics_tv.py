@@ -32,6 +32,7 @@ import privbench as pb
 
 from ._alphabet import check_private, parse_top_k, prior_summary
 from ._common import check_choice, read_table
+from ._files import check_file_size
 from ._sampling import RowSampledMixin, RowSampling, sample_alphabet
 
 if TYPE_CHECKING:
@@ -129,6 +130,7 @@ def survey_problem(frame: pd.DataFrame, show_names: list[str], *, ratings: str, 
 def read_survey(path: Path) -> tuple[pd.DataFrame, list[str]]:
     """Parse the documented format; a malformed line names the file and the line."""
     try:
+        check_file_size(f"politics_tv: {path}", path.stat().st_size)
         raw = path.read_bytes()
     except OSError as exc:
         raise pb.DataError(f"politics_tv: cannot read {path}: {exc.strerror or exc}") from None

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from privbench.cli import main
 
@@ -36,3 +39,51 @@ def test_max_mem_below_what_a_worker_needs_is_refused(capsys) -> None:
                  "--executor", "process", "--max-mem", "300"])
     err = capsys.readouterr().err
     assert code == 2 and "--max-mem must be >= 512 MB" in err and "got 300" in err
+
+
+def _huge(path: Path) -> Path:
+    """A 3 GB file that takes no disk (sparse): reading it would take seconds."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["truncate", "-s", "3G", str(path)], check=True)
+    return path
+
+
+@pytest.mark.parametrize(("dataset", "files", "huge"), [
+    ("census", {"adult.test": "|x\n"}, "adult/adult.data"),
+    ("movielens:variant=100k", {"ml-100k/u.item": "", "ml-100k/u.user": "",
+                                "ml-100k/u.genre": ""}, "ml-100k/u.data"),
+])
+def test_a_3gb_data_file_is_refused_at_plan_time_unread(tmp_path, monkeypatch, capsys, dataset,
+                                                          files, huge) -> None:
+    from privbench.datasets import _files
+
+    touched: list[str] = []  # the file is neither hashed nor read
+    monkeypatch.setattr(_files, "sha256_of", lambda path: touched.append(str(path)) or "0")
+    monkeypatch.setattr(_files.Source, "read_bytes", lambda self, m: touched.append(m) or b"")
+    data = tmp_path / "data"
+    big = _huge(data / huge)
+    for name, text in files.items():
+        target = data / (name if "/" in name else Path(huge).parent / name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    monkeypatch.setenv("PRIVBENCH_DATA_DIR", str(data))
+    monkeypatch.setenv("PRIVBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PRIVBENCH_OFFLINE", "1")
+    db = tmp_path / "r.sqlite"
+    code = main(["run", "-m", "identity", "-d", dataset, "--delta", "1", "--db", str(db)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert str(big) in err and "3,072 MiB, above the limit of 512 MiB" in err
+    assert "PRIVBENCH_MAX_UNZIPPED_BYTES" in err and "Traceback" not in err
+    assert touched == []
+    if db.exists():
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
+def test_a_3gb_survey_is_refused_unread(tmp_path, capsys) -> None:
+    big = _huge(tmp_path / "survey.csv")
+    code = main(["run", "-m", "identity", "-d", f"politics_tv:path={big}", "--delta", "1",
+                 "--no-store"])
+    err = capsys.readouterr().err
+    assert code == 2 and str(big) in err and "above the limit of 512 MiB" in err
