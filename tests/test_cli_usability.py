@@ -170,3 +170,19 @@ def test_compare_and_report_show_unconverged_runs(tmp_path, capsys) -> None:
     assert main(["report", "--db", str(db), "--out", str(tmp_path / "rep")]) == 0
     page = (tmp_path / "rep" / "index.html").read_text()
     assert "<th" in page and ">converged</th>" in page and ">NO</td>" in page
+
+
+def test_no_two_mechanisms_share_a_colour_even_beyond_the_palette() -> None:
+    """31 mechanisms (more than 3x the palette), the built-in ones among them, each with a variant:
+    31 colours; a mechanism's variants keep its colour."""
+    from privbench.plugins.figures.common import PALETTE, STYLES, assign_styles, style
+
+    bases = [*STYLES, "laplace", "pram", "mondrian", *(f"plugin_mech_{k}" for k in range(22))]
+    assert len(bases) > 3 * len(PALETTE)
+    assign_styles(bases + [f"{b}[k=2]" for b in bases])
+    colours = {b: style(b)["color"] for b in bases}
+    assert len(set(colours.values())) == len(bases), colours
+    assert all(style(f"{b}[k=2]")["color"] == colours[b] for b in bases)
+    assert {b: colours[b] for b in STYLES} == {b: s["color"] for b, s in STYLES.items()}
+    assign_styles(["plugin_mech_0", "plugin_mech_1"])  # two whose names may hash alike
+    assert style("plugin_mech_0")["color"] != style("plugin_mech_1")["color"]

@@ -46,27 +46,57 @@ def _stable_hash(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
-def _base_look(base: str) -> dict[str, Any]:
+def _base_look(base: str, color: str | None = None) -> dict[str, Any]:
     out = dict(STYLES.get(base, {}))
-    out.setdefault("color", PALETTE[_stable_hash(base) % len(PALETTE)])
+    out.setdefault("color", color or PALETTE[_stable_hash(base) % len(PALETTE)])
     out.setdefault("marker", "o")
     return out
 
 
+def _extra_colours(count: int) -> list[str]:
+    """``count`` more colours after PALETTE: hues a golden angle apart, in three
+    lightnesses, so a report with more mechanisms than PALETTE still tells them apart."""
+    import colorsys
+
+    out = []
+    for k in range(count):
+        r, g, b = colorsys.hls_to_rgb((0.11 + 0.381966 * k) % 1.0, (0.35, 0.5, 0.65)[k % 3], 0.7)
+        out.append(f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}")
+    return out
+
+
+def mechanism_colours(bases: list[str]) -> dict[str, str]:
+    """One colour per mechanism, never one colour for two: STYLES' colour, else the
+    PALETTE colour its name hashes to, else (taken) the next free one of PALETTE and
+    then of :func:`_extra_colours`."""
+    colours = {b: STYLES[b]["color"] for b in bases if "color" in STYLES.get(b, {})}
+    taken = set(colours.values())
+    spare = [c for c in (*PALETTE, *_extra_colours(len(bases) + len(taken))) if c not in taken]
+    for base in sorted(set(bases) - set(colours)):
+        preferred = PALETTE[_stable_hash(base) % len(PALETTE)]
+        colour = preferred if preferred not in taken else next(c for c in spare if c not in taken)
+        colours[base] = colour
+        taken.add(colour)
+    return colours
+
+
 def assign_styles(labels: list[str]) -> None:
-    """Give every label of a report its look before any figure is drawn: a mechanism
-    keeps its colour; its parameter variants, in sorted order, take distinct markers and
-    line styles. The same label then looks the same in every figure."""
+    """Give every label of a report its look before any figure is drawn: each mechanism
+    its own colour (:func:`mechanism_colours`); its parameter variants, in sorted order,
+    take distinct markers and line styles. The same label then looks the same in every
+    figure."""
     _ASSIGNED.clear()
     variants: dict[str, list[str]] = {}
     for label in sorted(set(labels)):
         variants.setdefault(label.split("[", 1)[0], []).append(label)
+    colours = mechanism_colours(list(variants))
     for base, group in variants.items():
+        look = _base_look(base, colours[base])
         for k, label in enumerate(v for v in group if v != base):
-            _ASSIGNED[label] = {**_base_look(base), "marker": MARKERS[(k + 1) % len(MARKERS)],
+            _ASSIGNED[label] = {**look, "marker": MARKERS[(k + 1) % len(MARKERS)],
                                 "ls": LINESTYLES[((k + 1) // len(MARKERS) + 1) % len(LINESTYLES)]}
         if base in group:
-            _ASSIGNED[base] = _base_look(base)
+            _ASSIGNED[base] = look
 
 
 def style(label: str) -> dict[str, Any]:
