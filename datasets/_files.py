@@ -74,6 +74,26 @@ def cache_dir() -> Path:
     return base / "privbench"
 
 
+def usable_cache_dir() -> Path:
+    """The cache folder, checked before anything is downloaded into it: a folder (or
+    one that can be made: its nearest existing parent is) where a file can be written;
+    DataError naming it (and where it came from) otherwise. Nothing is left behind."""
+    root = cache_dir()
+    named = f"the cache folder {root}" + (f" ({CACHE_ENV})" if os.environ.get(CACHE_ENV) else "")
+    advice = (f"set {CACHE_ENV} to a folder you can write, or supply the files yourself "
+              f"(data_dir= or {DATA_ENV})")
+    existing = next(p for p in (root, *root.parents) if p.exists())
+    if not existing.is_dir():
+        raise DataError(f"{named} is not a folder; {advice}")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".privbench-write-test.", dir=existing)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise DataError(f"{named} cannot be written ({exc.strerror or exc}); {advice}") from None
+    return root
+
+
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -244,6 +264,9 @@ def looked_in(roots: Sequence[tuple[str, Path]], spec: FileSpec) -> list[str]:
     """Human-readable list of every place searched (for 'not found' errors)."""
     lines = []
     for origin, root in roots:
+        if root.exists() and not root.is_dir():
+            lines.append(f"{origin}: {root} (not a folder)")
+            continue
         where = ", ".join(str(p) for p in _candidate_folders(root, spec))
         zips = ", ".join(str(p) for p in _candidate_archives(root, spec))
         lines.append(f"{origin}: {where}" + (f"; archives {zips}" if zips else ""))
@@ -324,8 +347,9 @@ def fetch(spec: FileSpec, *, force: bool = False, progress: bool = True,
         raise DataError(f"{spec.dataset}: downloads are disabled ({OFFLINE_ENV} is set); "
                         f"{spec.how_to}".rstrip("; "))
     done = []
+    root = usable_cache_dir()
     for remote in spec.remotes:
-        target = cache_dir() / remote.cache_name
+        target = root / remote.cache_name
         if not force and target.is_file() and sha256_of(target) == remote.sha256:
             done.append({"file": str(target), "url": remote.url, "downloaded": False,
                          "reason": "already in the cache with the official sha256"})
@@ -350,6 +374,17 @@ def _progress_bar(total: int | None, label: str, enabled: bool) -> Any:
     return bar
 
 
+def _part_file(target: Path) -> tuple[int, Path]:
+    """The temporary file a download streams into, beside ``target`` (folders made)."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    except OSError as exc:  # a file where the folder belongs, a read-only folder
+        raise DataError(f"cannot write in {target.parent} ({exc.strerror or exc}); set "
+                        f"{CACHE_ENV} to a folder you can write") from None
+    return fd, Path(name)
+
+
 def download(remote: Remote, target: Path, *, progress: bool = True,
              opener: Callable[..., Any] | None = None) -> Path:
     """Stream ``remote.url`` to ``target`` with a progress bar and a sha256 check.
@@ -367,9 +402,7 @@ def download(remote: Remote, target: Path, *, progress: bool = True,
 
     opener = opener or urllib.request.urlopen
     made = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    tmp = Path(tmp_name)
+    fd, tmp = _part_file(target)
     digest = hashlib.sha256()
     received = 0
     bar = None

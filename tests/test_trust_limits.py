@@ -87,3 +87,62 @@ def test_a_3gb_survey_is_refused_unread(tmp_path, capsys) -> None:
                  "--no-store"])
     err = capsys.readouterr().err
     assert code == 2 and str(big) in err and "above the limit of 512 MiB" in err
+
+
+@pytest.fixture
+def unusable_cache(tmp_path, monkeypatch, request):
+    """PRIVBENCH_CACHE_DIR naming a file, or a folder nobody may write (read-only for
+    root too: the file system's refusal is what mkstemp reports); no data folder."""
+    import tempfile
+
+    if request.param == "file":
+        cache = tmp_path / "cache-file"
+        cache.write_text("not a folder")
+    else:
+        cache = tmp_path / "read-only"
+        cache.mkdir()
+        cache.chmod(0o555)
+        real = tempfile.mkstemp
+
+        def refuse(*args, dir=None, **kwargs):  # noqa: A002 - mkstemp's own name
+            if dir is not None and str(dir).startswith(str(cache)):
+                raise PermissionError(13, "Permission denied", str(dir))
+            return real(*args, dir=dir, **kwargs)
+
+        monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    monkeypatch.setenv("PRIVBENCH_CACHE_DIR", str(cache))
+    monkeypatch.delenv("PRIVBENCH_DATA_DIR", raising=False)
+    yield cache
+    if cache.is_dir():
+        cache.chmod(0o755)  # so that pytest can remove it
+
+
+@pytest.mark.parametrize("unusable_cache", ["file", "read-only"], indirect=True)
+def test_an_unusable_cache_folder_online_is_one_line_naming_it(unusable_cache, monkeypatch,
+                                                                capsys) -> None:
+    import urllib.request
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the network was touched")
+
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+    monkeypatch.setenv("PRIVBENCH_OFFLINE", "0")
+    problem = "is not a folder" if unusable_cache.is_file() else "cannot be written"
+    named = f"the cache folder {unusable_cache} (PRIVBENCH_CACHE_DIR) {problem}"
+    code = main(["run", "-m", "identity", "-d", "census", "--delta", "1", "--no-store"])
+    err = capsys.readouterr().err
+    assert code == 2 and named in err and "Traceback" not in err, err
+    assert main(["data", "fetch", "census"]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "internal error" not in err and "Traceback" not in err
+
+
+def test_a_cache_file_offline_is_named_as_not_a_folder(tmp_path, monkeypatch, capsys) -> None:
+    cache = tmp_path / "cache-file"
+    cache.write_text("not a folder")
+    monkeypatch.setenv("PRIVBENCH_CACHE_DIR", str(cache))
+    monkeypatch.delenv("PRIVBENCH_DATA_DIR", raising=False)
+    monkeypatch.setenv("PRIVBENCH_OFFLINE", "1")
+    code = main(["run", "-m", "identity", "-d", "census", "--delta", "1", "--no-store"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"cache: {cache} (not a folder)" in err and "Traceback" not in err
