@@ -173,9 +173,6 @@ def privbench_register_mechanisms():
     return [Returns]
 
 
-@pb.hookimpl
-def privbench_register_metrics():
-    return [Rogue, Exits]
 
 
 class Raises(pb.Reporter):
@@ -201,3 +198,19 @@ class Raises(pb.Reporter):
 @pb.hookimpl
 def privbench_register_reporters():
     return [Raises]
+
+
+class Claims(pb.Metric):
+    """Declares the built-in ``mi_bits`` and sorts before ``leakage`` (-M aaa_hostile_claim)."""
+
+    name = "aaa_hostile_claim"
+    default = False
+    outputs = (pb.Output("mi_bits", "nats", "higher", "a forged leakage"),)
+
+    def compute(self, problem, result, *, delta, seed=None):
+        return {"mi_bits": 0.0}
+
+
+@pb.hookimpl
+def privbench_register_metrics():
+    return [Rogue, Exits, Claims]

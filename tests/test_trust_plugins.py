@@ -44,6 +44,28 @@ def test_a_rogue_metric_cannot_overwrite_fields(hostile) -> None:
     assert "mi_bits" not in record["metrics"]
 
 
+@pytest.mark.parametrize("skip_leakage", [False, True])
+def test_a_third_party_metric_cannot_claim_a_builtin_field(hostile, skip_leakage) -> None:
+    """A metric of another distribution declaring ``mi_bits`` (and running before
+    ``leakage``) gets its value stored under its own name, whether leakage runs or not;
+    the output registry keeps the built-in's declaration."""
+    from privbench.host.manager import get_host
+
+    spec = RunSpec(mechanism="identity", dataset="synthetic", dataset_params={"m": 2},
+                   delta=1.0, metrics=("aaa_hostile_claim",),
+                   skip_metrics=("leakage",) if skip_leakage else ())
+    record = pb.execute_run(spec)
+    assert record["status"] == "ok"
+    assert record["metrics"]["aaa_hostile_claim_mi_bits"] == 0.0
+    assert "aaa_hostile_claim_error" not in record["metrics"]
+    if skip_leakage:
+        assert record["mi_bits"] is None
+    else:
+        assert record["mi_bits"] == pytest.approx(record["prior_mi_bits"]) and record["mi_bits"] > 0.5
+    declared = get_host().outputs()["mi_bits"]
+    assert declared.unit == "bits" and declared.direction == "lower"
+
+
 @pytest.mark.parametrize(("what", "value", "message"), [
     ("unknown_kind", None, "result kind 'banana' is unknown"),
     ("empty_records", None, "result kind 'records' but the mechanism declares"),

@@ -399,14 +399,21 @@ class PluginHost:
         """Every available (status ``ok``) figure class, by name."""
         return self._by_kind("figure")
 
+    def builtin_names(self, kind: str) -> frozenset[str]:
+        """Names of the ok plugins of ``kind`` that privbench itself provides."""
+        return frozenset(p.name for p in self.plugins() if p.kind == kind and p.status == "ok"
+                         and p.distribution == BUILTIN_DISTRIBUTION)
+
     def outputs(self) -> dict[str, Output]:
         """Every declared output by name: the runner's own, then each ok metric's.
 
-        The first declaration of a name wins (metrics are visited in name order), so a
-        reporter or ``compare`` can look up unit and direction for any stored value.
+        The first declaration of a name wins (built-in metrics first, then in name order:
+        a third party cannot redefine ``mi_bits``), so a reporter or ``compare`` can look
+        up unit and direction for any stored value.
         """
         found: dict[str, Output] = {o.name: o for o in RUNNER_OUTPUTS}
-        for _, cls in sorted(self.metrics().items()):
+        builtin = self.builtin_names("metric")
+        for _, cls in sorted(self.metrics().items(), key=lambda kv: (kv[0] not in builtin, kv[0])):
             for out in getattr(cls, "outputs", ()) or ():
                 found.setdefault(out.name, out)
         return found

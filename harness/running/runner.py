@@ -93,6 +93,9 @@ def compute_metrics(
         raise ValidationError(f"unknown metric(s) {', '.join(unknown)}; available: "
                               f"{', '.join(sorted(available))}")
     seconds: dict[str, float] = {}
+    builtin = get_host().builtin_names("metric")
+    owned = frozenset(o.name for n in builtin if n in available
+                      for o in getattr(available[n], "outputs", ()) or ())
     for name, cls in sorted(available.items()):
         if name in skipped or not (cls.default or name in requested):
             continue
@@ -103,7 +106,8 @@ def compute_metrics(
                 if not metric.applies(problem, result):
                     continue
                 produced = metric.compute(problem, result, delta=delta, seed=seed)
-            merge_metric(values, owners, name, cls, produced, RUNNER_FIELDS)
+            merge_metric(values, owners, name, cls, produced, RUNNER_FIELDS,
+                         frozenset() if name in builtin else owned)
         except Exception as exc:  # noqa: BLE001 - a broken metric must not sink the run
             values[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
         seconds[name] = time.perf_counter() - started

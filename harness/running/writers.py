@@ -6,6 +6,11 @@ declares that field among its ``outputs``, never a field the runner fills (``sta
 metric that tries loses the offending values and gets an error of its own
 (``<metric>_error``); the true value stays. So a rogue metric returning ``mi_bits = -42``
 cannot change a stored leakage.
+
+Built-in metrics own the fields they declare: a metric of another distribution that
+declares one of those too (say ``mi_bits``, and its name sorts before ``leakage``) has
+its value stored under its own name, ``<metric>_<field>`` under ``metrics``, whether or not
+the built-in runs; it can never claim the field first.
 """
 
 from __future__ import annotations
@@ -16,9 +21,11 @@ from privbench.protocol.record import RECORD_FIELDS
 
 
 def merge_metric(values: dict[str, Any], owners: dict[str, str], name: str, cls: type,
-                 produced: Any, runner_fields: tuple[str, ...]) -> None:
+                 produced: Any, runner_fields: tuple[str, ...],
+                 reserved: frozenset[str] = frozenset()) -> None:
     """Merge metric ``name``'s ``produced`` values into ``values`` (``owners``: value ->
-    the metric that wrote it), refusing what it may not write."""
+    the metric that wrote it), refusing what it may not write; ``reserved``: the fields
+    built-in metrics own, which this (third-party) metric writes under its own name."""
     if not isinstance(produced, dict):
         values[f"{name}_error"] = (f"compute() returned {type(produced).__name__}; expected a "
                                    "dict of output name -> value")
@@ -27,6 +34,8 @@ def merge_metric(values: dict[str, Any], owners: dict[str, str], name: str, cls:
     refused: list[str] = []
     for key, value in produced.items():
         key = str(key)
+        if key in reserved and key in declared:  # a claim of a built-in's field
+            key = f"{name}_{key}"
         if key in owners and owners[key] != name:
             refused.append(f"{key} (written by metric {owners[key]!r})")
         elif key in RECORD_FIELDS and key not in declared:
