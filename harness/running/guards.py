@@ -24,11 +24,24 @@ REARM_S = 1.0
 #: before privbench gives up on unwinding it and ends
 ESCALATE_S = 60.0
 
-__all__ = ["PluginAbort", "RunTimeout", "plugin_code", "time_limit"]
+__all__ = ["Limit", "PluginAbort", "RunTimeout", "plugin_code", "time_limit"]
 
 
 class RunTimeout(BaseException):
     """Raised inside a run when its time budget is exhausted (not an ``Exception``)."""
+
+
+class Limit:
+    """What :func:`time_limit` yields: ``fired`` turns true once the timeout was raised,
+    so a run that caught it and returned anyway is known to have gone past its limit."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.fired = False
+
+    @property
+    def message(self) -> str:
+        return f"run exceeded its time limit of {self.seconds:g} s"
 
 
 def _main_thread() -> bool:
@@ -36,7 +49,7 @@ def _main_thread() -> bool:
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
+def time_limit(seconds: float | None) -> Iterator[Limit]:
     """Interrupt the body after ``seconds`` (SIGALRM; main thread only, else no limit).
 
     Two clocks raise the timeout, so a plugin that cancels one (``setitimer(0)``) still
@@ -46,13 +59,15 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     process: privbench says so and ends (exit 124), keeping the runs stored so far;
     ``--executor process`` kills such a run's worker instead.
     """
+    limit = Limit(seconds)
     if not seconds or not _main_thread() or not hasattr(signal, "setitimer"):
-        yield
+        yield limit
         return
     started = time.monotonic()
 
     def on_alarm(signum: int, frame: object) -> None:
-        raise RunTimeout(f"run exceeded its time limit of {seconds:g} s")
+        limit.fired = True
+        raise RunTimeout(limit.message)
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds, REARM_S)
@@ -73,7 +88,7 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     guard = threading.Thread(target=watchdog, name="privbench-timeout", daemon=True)
     guard.start()
     try:
-        yield
+        yield limit
     finally:
         stop.set()
         guard.join()  # no SIGALRM from it after the handler is restored

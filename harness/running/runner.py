@@ -135,8 +135,9 @@ def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = 
     """
     spec = spec_data if isinstance(spec_data, RunSpec) else RunSpec.from_dict(spec_data)
     record = empty_record(spec)
+    limit = None
     try:
-        with time_limit(timeout), isolated_run(f"run {spec.key}"):
+        with time_limit(timeout) as limit, isolated_run(f"run {spec.key}"):
             _execute(spec, record, on_progress)
     except RunTimeout as exc:
         record.update(status="timeout", error=str(exc))
@@ -147,6 +148,10 @@ def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = 
     except Exception as exc:  # noqa: BLE001 - isolation is the point
         record.update(status="error", error=f"{type(exc).__name__}: {exc}")
         record["metrics"]["traceback"] = traceback.format_exc(limit=8)
+    if limit is not None and limit.fired and record["status"] not in ("timeout", "error"):
+        # it ran past its limit and caught the timeout: not a result within the limit
+        record.update(status="timeout", error=f"{limit.message} (the run caught the timeout "
+                      "and went on; its numbers are not kept as a result)")
     record["provenance"] = {**provenance(), **record.pop("data_files", {})}
     _stamp(record, spec)
     try:
