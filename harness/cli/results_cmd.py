@@ -7,7 +7,7 @@ import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from privbench.protocol.errors import PrivbenchError, ValidationError
+from privbench.protocol.errors import PrivbenchError, StoreWriteError, ValidationError
 from privbench.results.store import DEFAULT_DB, open_existing
 from privbench.running.records import STATUSES
 
@@ -53,7 +53,8 @@ def _export(df: pd.DataFrame, out: Path) -> int:
         else:
             flat.to_parquet(out, index=False)
     except OSError as exc:
-        raise PrivbenchError(f"--export {out}: cannot write: {exc.strerror or exc}") from None
+        # the request was fine, the disk was not: exit 3, as report --out on a full disk
+        raise StoreWriteError(f"--export {out}: cannot write: {exc.strerror or exc}") from None
     print(f"wrote {len(flat)} runs ({flat.shape[1]} columns) to {out}")
     return 0
 
