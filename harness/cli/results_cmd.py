@@ -7,7 +7,7 @@ import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from privbench.protocol.errors import PrivbenchError, StoreWriteError, ValidationError
+from privbench.protocol.errors import StoreWriteError, ValidationError
 from privbench.results.store import DEFAULT_DB, open_existing
 from privbench.running.records import STATUSES
 
