@@ -4,6 +4,9 @@ tools/probe_trust.py)."""
 from __future__ import annotations
 
 import os
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,3 +43,49 @@ def test_a_run_within_its_limit_is_ok(hostile) -> None:
     spec = RunSpec(mechanism="hostile_returns", mechanism_params={"what": "nothing"},
                    dataset="synthetic", dataset_params={"m": 2}, delta=1.0)
     assert pb.execute_run(spec, timeout=30.0)["status"] == "ok"
+
+
+def _python(code: str, tmp_path: Path, timeout: float) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=tmp_path)
+
+
+def test_a_dask_run_that_swallows_every_timeout_is_given_up(tmp_path) -> None:
+    """It catches every raise of its timeout: the task returns a timeout record anyway
+    (naming the worker to restart) instead of holding its worker and the sweep forever.
+    In a subprocess: the given-up thread is left behind until its process ends."""
+    pytest.importorskip("distributed")
+    code = ("import os, privbench as pb\n"
+            "from privbench.plugins.executors.dask_executor import run_on_worker\n"
+            "spec = pb.RunSpec(mechanism='hostile_returns', mechanism_params={'what': "
+            "'swallow_timeout'}, dataset='synthetic', dataset_params={'m': 2}, delta=1.0)\n"
+            "record = run_on_worker(spec.to_dict(), timeout=1.0, give_up_s=2.0)\n"
+            "print(record['status'], '|', record['error'], flush=True)\n"
+            "os._exit(0)\n")
+    try:
+        out = _python(code, tmp_path, timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the run that swallows its timeout held the task")
+    assert out.stdout.startswith("timeout |"), out.stderr[-2000:]
+    assert "ignored the timeout for 2 s more" in out.stdout and "given up" in out.stdout
+
+
+@pytest.mark.slow
+def test_a_dask_sweep_goes_on_past_a_run_that_swallows_every_timeout(tmp_path) -> None:
+    """Through the CLI: the hostile run is a timeout, the worker is restarted, the next
+    run on that (only) worker is stored ok, and the command ends. A limit of 5 s: the
+    restarted worker's first run imports privbench and its plugins."""
+    pytest.importorskip("distributed")
+    db = tmp_path / "r.sqlite"
+    code = ("import sys\n"
+            "from privbench.plugins.executors import dask_executor\n"
+            "dask_executor.GIVE_UP_S = 2.0\n"
+            "from privbench.cli import main\n"
+            "sys.exit(main(['run', '-m', 'hostile_returns:what=swallow_timeout', '-m', 'identity', "
+            "'-d', 'synthetic:m=2', '--delta', '1', '--executor', 'dask', '--workers', '1', "
+            f"'--timeout', '5', '--no-metric', 'optimum', '--db', r'{db}']))\n")
+    out = _python(code, tmp_path, timeout=280)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = dict(sqlite3.connect(db).execute("SELECT mechanism, status FROM runs").fetchall())
+    assert rows == {"hostile_returns": "timeout", "identity": "ok"}, out.stderr[-2000:]

@@ -24,8 +24,11 @@ Failure semantics, matching the ``process`` executor where Dask allows:
   On an adaptive cluster that starts from zero workers set ``max_pending`` to the size
   you want it to grow to (``--executor dask:max_pending=64``);
 * the per-run timeout is enforced inside the worker by raising an exception in the
-  run's thread. Like the ``local`` executor's SIGALRM it interrupts Python code, not a
-  long call inside a C extension (an LP solve), which ends its call first.
+  run's thread, again every second. Like the ``local`` executor's SIGALRM it interrupts
+  Python code, not a long call inside a C extension (an LP solve), which ends its call
+  first. A run still going ``max(GIVE_UP_S, timeout)`` past its limit (it swallows every
+  raise) is given up: the task returns a ``timeout`` record and the client restarts that
+  worker, so one hostile run cannot hold the sweep.
 """
 
 from __future__ import annotations
@@ -46,6 +49,13 @@ from privbench.protocol.executor import run_label
 REARM_S = 1.0
 #: how often a run whose worker died is submitted again before it is recorded as an error
 DEFAULT_RETRIES = 1
+#: how long past its limit (at least; or the limit itself when longer) a run that swallows
+#: or blocks every raise of its timeout may go on before it is given up (the local
+#: executor's ``ESCALATE_S``)
+GIVE_UP_S = 60.0
+#: key under a record's ``metrics`` naming the worker whose run was given up (popped by
+#: the client, which restarts that worker)
+_RESTART_KEY = "_dask_restart_worker"
 
 
 
@@ -94,10 +104,11 @@ class _Watchdog:
 
 
 def run_on_worker(spec: dict[str, Any], timeout: float | None = None,
-                  progress_topic: str | None = None) -> dict[str, Any]:
+                  progress_topic: str | None = None, give_up_s: float = GIVE_UP_S) -> dict[str, Any]:
     """Execute one run on a Dask worker; plain dict in, plain dict out. With a
     ``progress_topic`` the mechanism's progress reports are logged as worker events
-    under it, which the client subscribes to."""
+    under it, which the client subscribes to. A run still going ``max(give_up_s,
+    timeout)`` past its limit is given up (a timeout record naming its worker)."""
     message = f"run exceeded its time limit of {timeout:g} s" if timeout else "run timed out"
     forward = None
     if progress_topic:
@@ -106,11 +117,16 @@ def run_on_worker(spec: dict[str, Any], timeout: float | None = None,
         worker = get_worker()
         forward = pb.ProgressForwarder(lambda fields: worker.log_event(progress_topic, fields),
                                        run_label(spec))
-    try:
-        with _Watchdog(timeout) as watch:
-            record = pb.execute_run(spec, timeout=None, on_progress=forward)
-    except pb.RunTimeout:
-        return pb.failed_record(spec, "timeout", message)
+    grace = max(give_up_s, timeout or 0.0)
+    outcome = _run_guarded(spec, timeout, forward, grace)
+    if outcome is None:  # it swallowed every timeout: its thread is left to the restart
+        record = pb.failed_record(spec, "timeout", f"{message}; it ignored the timeout for {grace:g} s "
+                                  "more (it catches or blocks it): given up, its worker restarted")
+        record.setdefault("metrics", {})[_RESTART_KEY] = _worker_address()
+        return record
+    record, watch = outcome
+    if watch is None:
+        return record
     if watch.fired and record.get("status") == "timeout" and not record.get("error"):
         record["error"] = message
     elif watch.fired and record.get("status") not in ("timeout", "error"):
@@ -119,6 +135,54 @@ def run_on_worker(spec: dict[str, Any], timeout: float | None = None,
                       "went on; its numbers are not kept as a result)")
     record.setdefault("metrics", {})["executor"] = "dask"
     return record
+
+
+def _run_guarded(spec: dict[str, Any], timeout: float | None, forward: Any, grace: float
+                 ) -> tuple[dict[str, Any], _Watchdog | None] | None:
+    """Execute the run in a thread of its own under the repeating timeout; None when it is
+    still going ``grace`` s past its limit (the task returns anyway, so one hostile run
+    cannot hold the sweep forever)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            with _Watchdog(timeout) as watch:
+                box["watch"] = watch
+                box["record"] = pb.execute_run(spec, timeout=None, on_progress=forward)
+        except pb.RunTimeout:
+            box["record"] = pb.failed_record(spec, "timeout", f"run exceeded its time limit of {timeout:g} s")
+            box["watch"] = None
+        except BaseException as exc:  # noqa: BLE001 - execute_run never raises; just in case
+            box["record"] = pb.failed_record(spec, "error", f"{type(exc).__name__}: {exc}")
+            box["watch"] = None
+
+    thread = threading.Thread(target=target, daemon=True, name="privbench-dask-run")
+    thread.start()
+    thread.join(timeout + grace if timeout else None)
+    if "record" not in box:
+        return None
+    return box["record"], box.get("watch")
+
+
+def _worker_address() -> str | None:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):  # called outside a worker (tests)
+        return None
+
+
+def _restart(client: Any, record: dict[str, Any]) -> None:
+    """Restart the worker a given-up run is still stuck on (its thread cannot be stopped)."""
+    address = record.get("metrics", {}).pop(_RESTART_KEY, None)
+    if not address:
+        return
+    try:
+        client.restart_workers([address], timeout=120)
+    except Exception as exc:  # noqa: BLE001 - no nanny (an external worker): say so, go on
+        print(f"dask: could not restart worker {address} (a run is stuck on it): {exc}",
+              file=sys.stderr)
 
 
 def _lost_worker_text(attempts: int, exc: BaseException) -> str:
@@ -210,7 +274,7 @@ class DaskExecutor(pb.Executor):
                 window = self.max_pending or sum(client.nthreads().values())
                 while queue and len(futures) < max(1, window):
                     i, attempts = queue.pop()
-                    future = client.submit(run_on_worker, specs[i], timeout, topic, pure=False,
+                    future = client.submit(run_on_worker, specs[i], timeout, topic, GIVE_UP_S, pure=False,
                                            key=f"privbench-run-{batch}-{i}-{attempts}")
                     futures[future] = (i, attempts)
                     stream.add(future)
@@ -236,6 +300,8 @@ class DaskExecutor(pb.Executor):
                 else:  # cancelled: the scheduler went away or someone cancelled the key
                     record = pb.failed_record(specs[i], "error", f"dask task {future.status}")
                 future.release()
+                if record is not None:
+                    _restart(client, record)
                 top_up()
                 if record is not None:
                     yield record
