@@ -25,9 +25,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from privbench import LPBackend, LPSolution, PrivacyProblem, ValidationError, validate_mapping
-from privbench.protocol.feasibility import normalise_columns, pull_into_budget
+from privbench.protocol.feasibility import pull_into_budget
 
 from .atoms import AtomSet
+from .columns import normalise_columns
 from .hamming_pricing import HammingPricer
 from .leakage import (
     decoder_logratios,
@@ -453,7 +454,7 @@ def _descend(s: FrankWolfe, step: LinearStep, Q: np.ndarray, L: np.ndarray,
             s.trace_gap[-1] = max(f - s.best_lb, 0.0) / LN2
             s.restamp()
         t = time.perf_counter()
-        moved, s.x = _step(V, s.atoms, current.sol, s.x, Q, L, gap, s.delta, s.eta,
+        moved, s.x = _step(V, s.atoms, current.sol, s.x, Q, L, f, gap, s.delta, s.eta,
                            s.corrective_steps)
         V.timers["linesearch"] += time.perf_counter() - t
         if moved:
@@ -462,7 +463,7 @@ def _descend(s: FrankWolfe, step: LinearStep, Q: np.ndarray, L: np.ndarray,
 
 
 def _step(V: ActiveSet, atoms: AtomSet | None, sol: LPSolution, x: np.ndarray, Q: np.ndarray,
-          L: np.ndarray, gap: float, delta: float, eta: float, corrective_steps: int
+          L: np.ndarray, f: float, gap: float, delta: float, eta: float, corrective_steps: int
           ) -> tuple[bool, np.ndarray]:
     """One Frank-Wolfe (or pairwise) step toward the LP vertex; returns (moved, x)."""
     n, P, p_a = V.n, V.problem.joint, V.problem.p_a
@@ -471,7 +472,7 @@ def _step(V: ActiveSet, atoms: AtomSet | None, sol: LPSolution, x: np.ndarray, Q
     Q_new = output_joint(P, V.rows, V.cols, x_new, n)
     if atoms is None:
         # x and x_new both meet the budget, so every γ in [0, 1] does
-        gamma, _ = exact_line_search(Q, Q_new, p_a, 1.0)
+        gamma, _ = exact_line_search(Q, Q_new, p_a, 1.0, f0=f)
         return gamma > 0, (1.0 - gamma) * x + gamma * x_new
     s = atoms.add(x_new, Q_new)
     sc = atoms.scores(L)

@@ -34,11 +34,31 @@ __all__ = ["POSTERIOR_FLOOR", "leakage_nats", "output_joint"]
 
 def output_joint(P: np.ndarray, rows: np.ndarray, cols: np.ndarray, x: np.ndarray,
                  n: int) -> np.ndarray:
-    """Q[a, i] = p(a, b̂_i) = Σ_k P[a, cols[k]] x[k] over pairs with rows[k] = i."""
-    Q = np.empty((P.shape[0], n))
-    for a in range(P.shape[0]):
-        Q[a] = np.bincount(rows, weights=P[a, cols] * x, minlength=n)
-    np.maximum(Q, 0.0, out=Q)
+    """Q[a, i] = p(a, b̂_i) = Σ_k P[a, cols[k]] x[k] over pairs with rows[k] = i.
+
+    One compiled pass over the pairs with x[k] != 0 (an LP vertex holds ~n of |V|), summed
+    in pair order like ``np.bincount``; it runs once or twice per Frank-Wolfe iteration.
+    """
+    return _output_joint(np.ascontiguousarray(P, dtype=np.float64),
+                         np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64),
+                         np.asarray(x, dtype=np.float64), int(n))
+
+
+@numba.njit(cache=True, nogil=True)
+def _output_joint(P, rows, cols, x, n):  # pragma: no cover - compiled
+    n_a = P.shape[0]
+    Qt = np.zeros((n, n_a))  # output-major while summing: one cache line per pair
+    for k in range(rows.size):
+        xk = x[k]
+        if xk != 0.0:
+            i, j = rows[k], cols[k]
+            for a in range(n_a):
+                Qt[i, a] += P[a, j] * xk
+    Q = np.empty((n_a, n))
+    for i in range(n):
+        for a in range(n_a):
+            v = Qt[i, a]
+            Q[a, i] = v if v > 0.0 else 0.0
     return Q
 
 
@@ -47,17 +67,33 @@ def decoder_logratios(Q: np.ndarray, p_a: np.ndarray, eta: float = POSTERIOR_FLO
     """L[a, i] = log(r(a | b̂_i) / p(a)) for the floored posterior r, and the empty outputs.
 
     Rows of private values with p(a) = 0 are 0 (they never carry mass). Columns of
-    empty outputs are 0 (decoder r = p(a)); see the module docstring.
+    empty outputs are 0 (decoder r = p(a)); see the module docstring. Compiled: it runs
+    once per Frank-Wolfe iteration over all |A| n entries.
     """
-    q = Q.sum(axis=0)
-    empty = q <= 0
-    safe_q = np.where(empty, 1.0, q)
-    post = Q / safe_q[None, :]
-    live = p_a > 0
-    L = np.zeros_like(Q)
-    r = (1.0 - eta) * post[live] + eta * p_a[live, None]
-    L[live] = np.log(r) - np.log(p_a[live])[:, None]
-    L[:, empty] = 0.0
+    Q = np.ascontiguousarray(Q, dtype=np.float64)
+    p_a = np.ascontiguousarray(p_a, dtype=np.float64)
+    return _decoder_logratios(Q, p_a, float(eta))
+
+
+@numba.njit(cache=True, nogil=True)
+def _decoder_logratios(Q, p_a, eta):  # pragma: no cover - compiled
+    n_a, n = Q.shape
+    L = np.zeros((n_a, n))
+    empty = np.zeros(n, dtype=np.bool_)
+    log_pa = np.zeros(n_a)
+    for a in range(n_a):
+        if p_a[a] > 0.0:
+            log_pa[a] = np.log(p_a[a])
+    for i in range(n):
+        q = 0.0
+        for a in range(n_a):
+            q += Q[a, i]
+        if q <= 0.0:
+            empty[i] = True
+            continue
+        for a in range(n_a):
+            if p_a[a] > 0.0:
+                L[a, i] = np.log((1.0 - eta) * (Q[a, i] / q) + eta * p_a[a]) - log_pa[a]
     return L, empty
 
 
