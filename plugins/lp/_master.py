@@ -45,30 +45,60 @@ def column_matrix(n: int, cols: np.ndarray, budget: np.ndarray) -> sp.csc_array:
 
 
 class MasterArrays:
-    """The restricted master's data, grown by add_columns, costs replaced by set_costs."""
+    """The restricted master's data, grown by add_columns, costs replaced by set_costs.
+
+    The arrays live in buffers that double when full (SPPM adds a few hundred columns to
+    a master of ~10^5-10^6 per iteration: concatenating would copy all of them each time);
+    ``cols``, ``cost`` and ``budget`` are views of the filled part. ``counts[j]`` is the
+    number of columns of input j, kept as columns arrive.
+    """
 
     def __init__(self, n: int, delta: float) -> None:
         self.n = int(n)
         self.delta = float(delta)
-        self.cols = np.zeros(0, dtype=np.int64)
-        self.cost = np.zeros(0)
-        self.budget = np.zeros(0)
+        self.size = 0
+        self._cols = np.zeros(0, dtype=np.int64)
+        self._cost = np.zeros(0)
+        self._budget = np.zeros(0)
+        self.counts = np.zeros(self.n, dtype=np.int64)
+
+    @property
+    def cols(self) -> np.ndarray:
+        return self._cols[: self.size]
+
+    @property
+    def cost(self) -> np.ndarray:
+        return self._cost[: self.size]
+
+    @property
+    def budget(self) -> np.ndarray:
+        return self._budget[: self.size]
 
     def add(self, cols: np.ndarray, cost: np.ndarray, budget: np.ndarray) -> None:
         cols, cost, budget = check_columns(self.n, cols, cost, budget)
-        self.cols = np.concatenate([self.cols, cols])
-        self.cost = np.concatenate([self.cost, cost])
-        self.budget = np.concatenate([self.budget, budget])
+        end = self.size + cols.size
+        if end > self._cols.size:
+            capacity = max(end, 2 * self._cols.size, 16)
+            for name in ("_cols", "_cost", "_budget"):
+                old = getattr(self, name)
+                grown = np.zeros(capacity, dtype=old.dtype)
+                grown[: self.size] = old[: self.size]
+                setattr(self, name, grown)
+        self._cols[self.size:end] = cols
+        self._cost[self.size:end] = cost
+        self._budget[self.size:end] = budget
+        self.counts += np.bincount(cols, minlength=self.n)
+        self.size = end
 
     def set_costs(self, cost: np.ndarray) -> None:
         cost = np.asarray(cost, dtype=float).ravel()
-        if cost.shape != self.cost.shape:
-            raise ValueError(f"set_costs: got {cost.size} costs for {self.cost.size} columns")
-        self.cost = cost.copy()
+        if cost.shape != (self.size,):
+            raise ValueError(f"set_costs: got {cost.size} costs for {self.size} columns")
+        self._cost[: self.size] = cost
 
     def uncovered_rows(self) -> np.ndarray:
         """Simplex rows with no column yet (the master would be infeasible)."""
-        return np.flatnonzero(np.bincount(self.cols, minlength=self.n) == 0)
+        return np.flatnonzero(self.counts == 0)
 
 
 class RebuildingBackend(pb.LPBackend):

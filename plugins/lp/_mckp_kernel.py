@@ -141,18 +141,19 @@ def _merge(order, new, cols, budget):  # pragma: no cover - compiled
     return out
 
 
-def group_order(cols: np.ndarray, budget: np.ndarray, n: int, order: np.ndarray | None = None
-                ) -> tuple[np.ndarray, np.ndarray]:
+def group_order(cols: np.ndarray, budget: np.ndarray, n: int, order: np.ndarray | None = None,
+                counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Columns sorted by (input, budget) and each input's offsets into that order.
 
     :param order: the result for the first ``order.size`` columns, if known: only the
         columns added since are sorted, then merged in (O(|V|) instead of a full sort)
+    :param counts: the number of columns of each input, if known
     """
     start = 0 if order is None else order.size
     new = (np.lexsort((budget[start:], cols[start:])) + start).astype(np.int64)
     order = new if order is None else _merge(order, new, cols, budget)
     ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(cols, minlength=n), out=ptr[1:])
+    np.cumsum(np.bincount(cols, minlength=n) if counts is None else counts, out=ptr[1:])
     return order, ptr
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 import privbench as pb
 
-from ._master import MasterArrays, check_columns
+from ._master import MasterArrays
 
 
 class MCKPBackend(pb.LPBackend):
@@ -28,9 +28,9 @@ class MCKPBackend(pb.LPBackend):
         self._sorted: np.ndarray | None = None  # order of the columns sorted so far
 
     def add_columns(self, cols: np.ndarray, cost: np.ndarray, budget: np.ndarray) -> None:
-        cols, cost, budget = check_columns(self._m.n, cols, cost, budget)
-        if cols.size:
-            self._m.add(cols, cost, budget)
+        before = self._m.size
+        self._m.add(cols, cost, budget)
+        if self._m.size > before:
             self._order = None
 
     def set_costs(self, cost: np.ndarray) -> None:
@@ -45,7 +45,7 @@ class MCKPBackend(pb.LPBackend):
         if self._order is None:
             from ._mckp_kernel import group_order  # numba: imported where it is used
 
-            self._order = group_order(m.cols, m.budget, m.n, self._sorted)
+            self._order = group_order(m.cols, m.budget, m.n, self._sorted, m.counts)
             self._sorted = self._order[0]
         from ._mckp_kernel import OPTIMAL, solve_mckp
 

@@ -138,10 +138,7 @@ class ActiveSet:
         self.pruned = 0
         self.backend = backend
         self.n = problem.n
-        self.rows = rows
-        self.cols = cols
-        self.a = problem.p_b[cols] * problem.distortion.pairs(rows, cols)
-        self.keys = set((rows * self.n + cols).tolist())
+        self._set_pairs(rows, cols, problem.p_b[cols] * problem.distortion.pairs(rows, cols))
         #: X0's values on the first pairs (a mapping within the budget)
         self.x_start = np.array(x_start, dtype=float)
         self.timers = timers
@@ -162,6 +159,41 @@ class ActiveSet:
             self.nb = Neighbours(problem.distortion, neighbours)
             self.balls = Balls(problem.distortion)
         timers["pricing"] += time.perf_counter() - t
+
+    # V's arrays live in buffers that double when full: an iteration appends a few hundred
+    # pairs to ~10^5-10^6, which concatenation would copy whole
+    @property
+    def rows(self) -> np.ndarray:
+        return self._rows[: self._size]
+
+    @property
+    def cols(self) -> np.ndarray:
+        return self._cols[: self._size]
+
+    @property
+    def a(self) -> np.ndarray:
+        return self._a[: self._size]
+
+    def _set_pairs(self, rows: np.ndarray, cols: np.ndarray, a: np.ndarray) -> None:
+        self._rows = np.array(rows, dtype=np.int64)
+        self._cols = np.array(cols, dtype=np.int64)
+        self._a = np.array(a, dtype=np.float64)
+        self._size = self._rows.size
+        self.keys = set((self.rows * self.n + self.cols).tolist())
+
+    def _append(self, rows: np.ndarray, cols: np.ndarray, a: np.ndarray) -> None:
+        end = self._size + rows.size
+        if end > self._rows.size:
+            capacity = max(end, 2 * self._rows.size)
+            for name in ("_rows", "_cols", "_a"):
+                old = getattr(self, name)
+                grown = np.zeros(capacity, dtype=old.dtype)
+                grown[: self._size] = old[: self._size]
+                setattr(self, name, grown)
+        self._rows[self._size:end] = rows
+        self._cols[self._size:end] = cols
+        self._a[self._size:end] = a
+        self._size = end
 
     def _fresh(self, best_i: np.ndarray, best_v: np.ndarray, mu: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -251,9 +283,8 @@ class ActiveSet:
 
     def replace_pairs(self, rows: np.ndarray, cols: np.ndarray) -> None:
         """Take a new pair list (a mode's own support); X0's pairs must stay first."""
-        self.rows, self.cols = rows.astype(np.int64), cols.astype(np.int64)
-        self.a = self.problem.p_b[self.cols] * self.problem.distortion.pairs(self.rows, self.cols)
-        self.keys = set((self.rows * self.n + self.cols).tolist())
+        rows, cols = rows.astype(np.int64), cols.astype(np.int64)
+        self._set_pairs(rows, cols, self.problem.p_b[cols] * self.problem.distortion.pairs(rows, cols))
 
     def padded(self, x: np.ndarray) -> np.ndarray:
         """x extended with zeros for the pairs added since (V only grows between prunes)."""
@@ -280,8 +311,7 @@ class ActiveSet:
         keep[: self.x_start.size] = True
         idx = np.flatnonzero(keep)
         self.pruned += self.rows.size - idx.size
-        self.rows, self.cols, self.a = self.rows[idx], self.cols[idx], self.a[idx]
-        self.keys = set((self.rows * self.n + self.cols).tolist())
+        self._set_pairs(self.rows[idx], self.cols[idx], self.a[idx])
         self.backend.close()
         self.backend.start(self.n, self.delta)
         self._in_backend = 0  # the next linear step adds every column with its cost
@@ -295,9 +325,7 @@ class ActiveSet:
         self.keys.update(keys.tolist())
         na = problem.p_b[nj] * problem.distortion.pairs(ni, nj)
         self.backend.add_columns(nj, pair_costs(L, problem.joint, ni, nj, empty, empty_cost), na)
-        self.rows = np.concatenate([self.rows, ni])
-        self.cols = np.concatenate([self.cols, nj])
-        self.a = np.concatenate([self.a, na])
+        self._append(ni, nj, na)
         self._in_backend = self.rows.size
         return int(ni.size)
 

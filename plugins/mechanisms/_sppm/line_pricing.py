@@ -49,6 +49,8 @@ def _block_tables(L, empty, order, block):  # pragma: no cover - compiled
 
     ``lmin[k, b, a]`` = min of L[a, i] over live outputs i in blocks b .. b + 2^k - 1
     (inf when there is none); ``emp[k, b]``: does that range hold an empty output?
+    ``side[0, b, a]`` / ``side[1, b, a]``: the same over blocks b .. end / 0 .. b (all
+    that a walk to the right / left from block b can still reach), ``side_emp`` likewise.
     """
     n_a, n = L.shape
     nb = (n + block - 1) // block
@@ -72,7 +74,21 @@ def _block_tables(L, empty, order, block):  # pragma: no cover - compiled
             emp[k, b] = emp[k - 1, b] or emp[k - 1, b + half]
             for a in range(n_a):
                 lmin[k, b, a] = min(lmin[k - 1, b, a], lmin[k - 1, b + half, a])
-    return lmin, emp
+    # side[0, b] = blocks b .. nb - 1 (the walk to the right), side[1, b] = blocks 0 .. b
+    side = np.full((2, nb, n_a), np.inf)
+    side_emp = np.zeros((2, nb), dtype=np.bool_)
+    for step in range(nb):
+        for d in range(2):
+            b = nb - 1 - step if d == 0 else step
+            prev = b + 1 if d == 0 else b - 1
+            side_emp[d, b] = emp[0, b]
+            for a in range(n_a):
+                side[d, b, a] = lmin[0, b, a]
+            if 0 <= prev < nb:
+                side_emp[d, b] = side_emp[d, b] or side_emp[d, prev]
+                for a in range(n_a):
+                    side[d, b, a] = min(side[d, b, a], side[d, prev, a])
+    return lmin, emp, side, side_emp
 
 
 @numba.njit(cache=True, inline="always")
@@ -102,35 +118,22 @@ def _scan_block(L, P, j, w, xj, ecost, empty, coord, order, kind, lo, hi, best, 
 
 
 @numba.njit(cache=True, nogil=True)
-def _price_line(L, P, weight, empty, ecost, coord, order, rank, block, kind, lmin, emp,
-                block_lo, block_hi, j_lo, j_hi, best_i, best_v):  # pragma: no cover - compiled
+def _price_line(L, P, weight, empty, ecost, coord, order, rank, block, kind, lmin, emp, side,
+                side_emp, block_lo, block_hi, j_lo, j_hi, best_i, best_v):  # pragma: no cover
     """(argmin_i, min_i) of c_ij + weight_j d(x_i, x_j) for inputs j_lo <= j < j_hi.
 
-    After b_j's own block the walk goes right, then left; at each block it skips the
-    longest run of 2^k blocks whose range bound plus the distortion to the run's
-    near end cannot beat the best value, else it scans the block.
+    After b_j's own block the walk goes right, then left; it stops as soon as the cost
+    bound of everything left in that direction plus the distortion to the next block
+    cannot beat the best value; at each block it skips the longest run of 2^k blocks
+    whose range bound plus the distortion to the run's near end cannot, else it scans
+    the block.
     """
     n_a, n = P.shape
     levels, nb = lmin.shape[0], lmin.shape[1]
     top = levels - 1
-    # min over all live outputs of L[a, ·], from the level-0 blocks
-    lglob = np.full(n_a, np.inf)
-    any_empty = False
-    for b in range(nb):
-        any_empty = any_empty or emp[0, b]
-        for a in range(n_a):
-            lglob[a] = min(lglob[a], lmin[0, b, a])
-    any_live = lglob[0] < np.inf
     for j in range(j_lo, j_hi):
         xj = coord[j]
         w = weight[j]
-        cglob = np.inf  # a cost bound over every output
-        if any_live:
-            cglob = 0.0
-            for a in range(n_a):
-                cglob += P[a, j] * lglob[a]
-        if any_empty:
-            cglob = min(cglob, ecost[j])
         home = rank[j] // block
         best, arg = _scan_block(L, P, j, w, xj, ecost, empty, coord, order, kind,
                                 home * block, min(home * block + block, n), np.inf, -1)
@@ -142,7 +145,14 @@ def _price_line(L, P, weight, empty, ecost, coord, order, rank, block, kind, lmi
                 else:
                     gap = xj - block_hi[b] if xj > block_hi[b] else 0.0
                 dterm = w * _dist(gap, kind)
-                if cglob + dterm >= best:
+                rest = np.inf  # a cost bound over blocks b and beyond, in this direction
+                if side[direction, b, 0] < np.inf:
+                    rest = 0.0
+                    for a in range(n_a):
+                        rest += P[a, j] * side[direction, b, a]
+                if side_emp[direction, b]:
+                    rest = min(rest, ecost[j])
+                if rest + dterm >= best:
                     break  # farther blocks are farther still
                 skipped = False
                 for k in range(top, -1, -1):
