@@ -168,3 +168,38 @@ def test_warmup_is_validated() -> None:
     problem = pb.load_dataset("random", n=6, seed=1)
     with pytest.raises(pb.ValidationError, match="warmup"):
         pb.get_mechanism("sppm", mode="dual", warmup=-1).solve(problem, 0.1)
+
+
+def _full_pass(dual: RestrictedDual, theta: np.ndarray, nu: float, tau: float
+               ) -> tuple[float, np.ndarray, float]:
+    """The smoothed dual over every pair of V (W widened to V), at (θ, ν)."""
+    dual.focus_all()
+    value, grad, used = dual.evaluate(theta, nu, tau)
+    return value, grad.copy(), used
+
+
+def test_the_working_pairs_give_the_pass_over_v_once_widened() -> None:
+    """W (pairs near their input's minimum) gives V's smoothed dual where :meth:`widen`
+    finds nothing missing, and :meth:`widen` does find the pairs a far move makes count."""
+    problem = pb.load_dataset("random", n=40, n_private=3, seed=8, distortion="hamming")
+    n = problem.n
+    rows, cols = np.divmod(np.arange(n * n), n)
+    dual = RestrictedDual(problem, 0.3, rows, cols)
+    rng = np.random.default_rng(4)
+    theta, nu, tau = rng.normal(size=(2, n)), 0.2, 1e-3
+    full = _full_pass(dual, theta, nu, tau)
+    dual.focus(theta, nu, tau)
+    assert dual.sel.size < rows.size  # the shortcut is taken: W is a strict part of V
+    assert dual.widen(theta, nu, tau) == 0
+    value, grad, used = dual.evaluate(theta, nu, tau)
+    assert value == pytest.approx(full[0], rel=1e-12, abs=1e-15)
+    np.testing.assert_allclose(grad, full[1], rtol=1e-10, atol=1e-15)
+    assert used == pytest.approx(full[2], rel=1e-10, abs=1e-15)
+    far = theta + 3.0 * rng.normal(size=theta.shape)  # other outputs become the cheapest
+    over = dual.evaluate(far, nu, tau)[0]
+    assert over > _full_pass(dual, far, nu, tau)[0] + 1e-9  # W alone over-states the dual
+    dual.focus(theta, nu, tau)
+    assert dual.widen(far, nu, tau) > 0
+    assert dual.widen(far, nu, tau) == 0  # widened once, nothing is missing any more
+    assert dual.evaluate(far, nu, tau)[0] == pytest.approx(_full_pass(dual, far, nu, tau)[0],
+                                                           rel=1e-12, abs=1e-15)

@@ -34,7 +34,7 @@ import scipy.optimize as so
 
 from privbench import PrivacyProblem
 
-from .._softmin import soft_weights
+from .._softmin import CUTOFF, soft_weights
 from .leakage import leakage_nats, output_joint
 from .pricing import BLOCK_ENTRIES
 
@@ -55,7 +55,14 @@ PRIMAL_MIN_TAU = 1e-4
 LOGIT_BOUND = 30.0
 #: a pair joins V when it beats the input's minimum over V by more than this (nats)
 VIOLATION = 1e-12
-
+#: each temperature's ascent evaluates only the working pairs W of V: those within
+#: ``FOCUS`` times the soft-min's reach (``CUTOFF`` τ) of their input's minimum over V
+FOCUS = 2.0
+#: W is widened and the ascent resumed at most this many times per temperature
+FOCUS_TRIES = 4
+#: W is V at temperatures above this: there most pairs carry weight, and the coarse
+#: ascents move far (W would be widened again and again)
+FOCUS_MAX_TAU = 1e-3
 
 
 
@@ -115,6 +122,26 @@ def _minima(LT, ST, p_b, rows, d, starts, nu):  # pragma: no cover - compiled
     return out
 
 
+@numba.njit(cache=True)
+def _gaps(LT, ST, rows, d, starts, nu):  # pragma: no cover - compiled
+    """Per pair, its cost above its input's minimum over the pairs (per unit of input mass)."""
+    k = LT.shape[1]
+    out = np.empty(rows.size)
+    for j in range(starts.size - 1):
+        m = np.inf
+        for t in range(starts[j], starts[j + 1]):
+            c = nu * d[t]
+            i = rows[t]
+            for a in range(k):
+                c += ST[j, a] * LT[i, a]
+            out[t] = c
+            if c < m:
+                m = c
+        for t in range(starts[j], starts[j + 1]):
+            out[t] -= m
+    return out
+
+
 def log_softmax(theta: np.ndarray) -> np.ndarray:
     """log r for the free logits θ ((k-1) x n; the last private value's logit is 0)."""
     full = np.vstack([theta, np.zeros((1, theta.shape[1]))])
@@ -169,7 +196,45 @@ class RestrictedDual:
             self.problem.distortion.pairs(self.rows, self.cols), dtype=np.float64)
         self.starts = np.searchsorted(self.cols, np.arange(self.problem.n + 1))
         self.keys = set((self.rows * self.problem.n + self.cols).tolist())
-        self.w = np.empty(self.rows.size)
+        self._work(np.arange(self.rows.size))
+
+    def _work(self, sel: np.ndarray) -> None:
+        """W = V's pairs ``sel`` (ascending, so still sorted by input): what a pass evaluates."""
+        self.sel = sel
+        self.w_rows, self.w_cols, self.w_d = self.rows[sel], self.cols[sel], self.d[sel]
+        self.w_starts = np.searchsorted(self.w_cols, np.arange(self.problem.n + 1))
+        self.w = np.empty(sel.size)
+
+    def gaps(self, theta: np.ndarray, nu: float) -> np.ndarray:
+        """Each pair of V's cost above its input's minimum over V (per unit of input mass)."""
+        return _gaps(np.ascontiguousarray(self.L_of(theta).T), self.ST, self.rows, self.d,
+                     self.starts, nu)
+
+    def focus(self, theta: np.ndarray, nu: float, tau: float) -> None:
+        """W = the pairs within ``FOCUS`` soft-min reaches of their input's minimum at (θ, ν).
+
+        Outside W a pair's soft-min weight is 0 (below e^-CUTOFF) until the ascent moves
+        far; :meth:`widen` checks that after it. W is a heuristic for speed only: the
+        certified bound comes from exact pricing, the upper bound from a point on V.
+        """
+        self._work(np.flatnonzero(self.gaps(theta, nu) <= FOCUS * CUTOFF * tau))
+
+    def focus_all(self) -> None:
+        """W = V."""
+        if self.sel.size != self.rows.size:
+            self._work(np.arange(self.rows.size))
+
+    def widen(self, theta: np.ndarray, nu: float, tau: float) -> int:
+        """Add to W the pairs of V that would carry weight at (θ, ν) (and those within
+        ``FOCUS`` reaches); returns how many of the first kind were missing (0: the pass
+        over W equals the pass over V there)."""
+        g = self.gaps(theta, nu)
+        inside = np.zeros(self.rows.size, dtype=bool)
+        inside[self.sel] = True
+        missing = int(np.count_nonzero(~inside & (g < CUTOFF * tau)))
+        if missing:
+            self._work(np.flatnonzero(inside | (g <= FOCUS * CUTOFF * tau)))
+        return missing
 
     def add(self, rows: np.ndarray, cols: np.ndarray) -> None:
         self._sort(np.concatenate([self.rows, rows]), np.concatenate([self.cols, cols]))
@@ -192,7 +257,7 @@ class RestrictedDual:
     def _pass(self, L: np.ndarray, nu: float, tau: float) -> tuple[float, np.ndarray, float]:
         LT = np.ascontiguousarray(L.T)
         GT = np.zeros_like(LT)
-        value, used = _soft_pass(LT, self.ST, self.p_b, self.rows, self.d, self.starts,
+        value, used = _soft_pass(LT, self.ST, self.p_b, self.w_rows, self.w_d, self.w_starts,
                                  nu, tau, GT, self.w)
         return value - nu * self.delta, GT.T, used
 
@@ -208,10 +273,12 @@ class RestrictedDual:
         return -value, -np.concatenate([g_theta.ravel(), [g_nu]])
 
     def soft_mapping(self, theta: np.ndarray, nu: float, tau: float) -> tuple[np.ndarray, float]:
-        """The soft assignment on V as mapping values x (columns sum to one), and its E[d]."""
+        """The soft assignment on W as mapping values x on V (columns sum to one), and its E[d]."""
         _, _, used = self.evaluate(theta, nu, tau)
-        x = self.w.copy()
-        return x / np.bincount(self.cols, weights=x, minlength=self.problem.n)[self.cols], used
+        w, cols = self.w, self.w_cols
+        x = np.zeros(self.rows.size)
+        x[self.sel] = w / np.bincount(cols, weights=w, minlength=self.problem.n)[cols]
+        return x, used
 
     def primal(self, theta: np.ndarray, nu: float, tau: float) -> tuple[float, np.ndarray]:
         """(I in nats, x) of the soft assignment at the ν that spends exactly Δ (or less)."""
@@ -305,10 +372,8 @@ def dual_rounds(problem: PrivacyProblem, delta: float, rows: np.ndarray, cols: n
         else:
             stages = taus[LATER_START:]
         for tau in stages:
-            res = so.minimize(dual.objective, par, args=(tau,), jac=True, method="L-BFGS-B",
-                              bounds=bounds, options={"maxiter": 3000})
-            par = res.x
-            evaluations += int(res.nfev)
+            par, nfev = _ascend(dual, par, tau, bounds, theta.shape)
+            evaluations += nfev
             if tau >= PRIMAL_MIN_TAU or tau == taus[-1]:
                 ub, xs = dual.primal(par[:-1].reshape(theta.shape), math.exp(par[-1]), tau)
                 if ub < best_ub:
@@ -339,6 +404,26 @@ def dual_rounds(problem: PrivacyProblem, delta: float, rows: np.ndarray, cols: n
             taus = taus + [floor]
     rows_b, cols_b, x_b = best
     return rows_b, cols_b, x_b, best_lb, stop
+
+
+def _ascend(dual: RestrictedDual, par: np.ndarray, tau: float, bounds: list,
+            shape: tuple[int, int]) -> tuple[np.ndarray, int]:
+    """L-BFGS-B on the smoothed dual at τ over the working pairs W, from ``par``; W is
+    widened (and the ascent resumed) while pairs of V outside it would carry weight at
+    the end point. Returns the end point and the evaluations spent."""
+    evaluations = 0
+    if tau > FOCUS_MAX_TAU:
+        dual.focus_all()
+    else:
+        dual.focus(par[:-1].reshape(shape), math.exp(par[-1]), tau)
+    for _ in range(FOCUS_TRIES):
+        res = so.minimize(dual.objective, par, args=(tau,), jac=True, method="L-BFGS-B",
+                          bounds=bounds, options={"maxiter": 3000})
+        par = res.x
+        evaluations += int(res.nfev)
+        if not dual.widen(par[:-1].reshape(shape), math.exp(par[-1]), tau):
+            break
+    return par, evaluations
 
 
 def _align(rows: np.ndarray, cols: np.ndarray, x: np.ndarray, dual: RestrictedDual,

@@ -39,9 +39,13 @@ from .chunks import InputChunks
 #: outputs per block of the sorted profiles
 BLOCK = 8
 #: blocks per superblock
-SUPERBLOCK = 64
-#: width (nats) of the grid cells of L[:, i] that group outputs into cost classes (None: no classes)
-COST_BIN = 8.0
+SUPERBLOCK = 16
+#: width (nats) of the grid cells of L[:, i] that group outputs into cost classes (None: no
+#: classes). On census (every profile) the decoders of the Frank-Wolfe warm-up span under 8
+#: nats: at 8.0 all live outputs fell in one class and a block's min-L bound was the floor
+#: of both private values; 0.5 with superblocks of 16 blocks priced those 2.1x faster (CPU,
+#: 11 decoders of one run) and the dual rounds' 1.5x (docs/sppm-scaling.md)
+COST_BIN = 0.5
 #: most distinct values per attribute (one bit each in a 64-bit mask)
 MAX_CARD = 64
 

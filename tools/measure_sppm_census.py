@@ -1,0 +1,60 @@
+"""SPPM's dual mode on census, this code against its earlier settings, interleaved.
+
+Each argument is one solve: ``<top_k>:<new|old>`` (census, Δ = 0.5, the ``sppm`` plugin's
+dual-mode options, tol 1e-3; needs ``PRIVBENCH_DATA_DIR``). ``old`` runs with the
+settings before ``docs/sppm-scaling.md``'s census section (the working pairs W = V at
+every temperature; Hamming pricing with 8-nat cost classes, 64 blocks per superblock),
+``new`` as the code is. Prints wall and CPU seconds, the load average, the certified gap,
+the dual rounds and the solver's timers.
+
+    PRIVBENCH_DATA_DIR=/work/shared/data python tools/measure_sppm_census.py all:new all:old
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import privbench as pb
+import privbench.plugins.mechanisms._sppm.dual_mode as dual_mode
+import privbench.plugins.mechanisms._sppm.hamming_pricing as hamming_pricing
+import privbench.plugins.mechanisms._sppm.solve as solve_mod
+from privbench.plugins.mechanisms.sppm import SPPM, _own_arrays
+
+#: settings as they were before the change (``old``): (object, attribute) -> value; the
+#: pricer's defaults (threads, block, superblock, cost_bin) were 64 blocks per superblock
+#: and 8-nat cost classes
+_PRICER = hamming_pricing.HammingPricer.__init__
+OLD = {(dual_mode, "FOCUS_MAX_TAU"): -1.0,
+       (_PRICER, "__defaults__"): (1, hamming_pricing.BLOCK, 64, 8.0)}
+NEW = {key: getattr(*key) for key in OLD}
+
+
+def main() -> None:
+    backend = pb.get_lp_backend("mckp")
+    options = SPPM(mode="dual")._options()
+    small = pb.load_dataset("synthetic", m=6)  # compile the kernels outside the timed solves
+    solve_mod.solve_sppm(_own_arrays(small), 0.25, backend, **{**options, "iterations": 20})
+    problems: dict[str, pb.PrivacyProblem] = {}
+    for arg in sys.argv[1:]:
+        top_k, which = arg.split(":")
+        if top_k not in problems:
+            problems[top_k] = pb.load_dataset("census",
+                                              top_k=top_k if top_k == "all" else int(top_k))
+        for (module, name), value in (OLD if which == "old" else NEW).items():
+            setattr(module, name, value)
+        with open("/proc/loadavg") as f:
+            load = f.read().split()[0]
+        cpu, wall = time.process_time(), time.perf_counter()
+        s = solve_mod.solve_sppm(_own_arrays(problems[top_k]), 0.5, backend, **options).stats
+        rounds = s["polish"] or []
+        print(f"census:{top_k} {which} n={problems[top_k].n} "
+              f"wall={time.perf_counter() - wall:.2f} cpu={time.process_time() - cpu:.2f} "
+              f"load={load} fw={s['iterations']} dual_rounds={len(rounds)} "
+              f"evaluations={sum(r['evaluations'] for r in rounds)} gap={s['gap_bits']:.3e} "
+              f"pricing={s['time_pricing_s']:.2f} lp={s['time_lp_s']:.2f} "
+              f"ls={s['time_linesearch_s']:.2f} polish={s['time_polish_s']:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
