@@ -18,7 +18,7 @@ docs/writing-plugins.md tells a user (``PRIVBENCH_PLUGIN_MODULES``, the module o
 - ok.
 
 Every command gets ``PROBE_API_TOKEN`` (a random secret) in its environment; any output
-holding it is a trust hole. Cases whose fix is being written elsewhere are marked ``open``.
+holding it is a trust hole.
 """
 
 from __future__ import annotations
@@ -271,16 +271,11 @@ def close(value: Any, expected: float, tol: float = 1e-6) -> bool:
 # ----------------------------------------------------------------------------------- registry
 
 CASES: dict[str, Callable[[Case], None]] = {}
-#: cases another change is fixing: reported as usual, marked open
-OPEN: dict[str, str] = {}
 
 
-def case(group: str, *, open_: str = "") -> Callable[[Callable[[Case], None]], Callable[[Case], None]]:
+def case(group: str) -> Callable[[Callable[[Case], None]], Callable[[Case], None]]:
     def register(fn: Callable[[Case], None]) -> Callable[[Case], None]:
-        name = f"{group}/{fn.__name__}"
-        CASES[name] = fn
-        if open_:
-            OPEN[name] = open_
+        CASES[f"{group}/{fn.__name__}"] = fn
         return fn
     return register
 
@@ -429,6 +424,9 @@ def keep_stale_reuses(c: Case) -> None:
     c.write("probe_mine.py", MINE.format(version=2))
     succeeded(c.cli("sweep", spec, "--db", "r.sqlite", "--resume", "--keep-stale"))
     expect(len(c.records("r.sqlite")) == 1, "unexpected", "--keep-stale re-ran a stale run")
+    listing = c.cli("results", "--db", "r.sqlite")
+    succeeded(listing)
+    expect("†" in listing.out, "silent wrong", "results does not mark a row made by other code")
 
 
 # --------------------------------------------------------------------------------- csv files
@@ -475,7 +473,7 @@ def proc_self_environ(c: Case) -> None:
     refused(r, "environ")
 
 
-@case("csv", open_="r32: csv messages echo cell values")
+@case("csv")
 def cell_value_echoed(c: Case) -> None:
     """A cell that is not a number under a numeric distortion: named, not echoed."""
     c.write("t.csv", f"age,income\n{SECRET},high\n3,low\n4,high\n")
@@ -532,7 +530,7 @@ def corrupt_zip(c: Case) -> None:
     refused(r, "adult.zip")
 
 
-@case("csv", open_="r32: 3 GB census/movielens files")
+@case("csv")
 def census_3gb_files(c: Case) -> None:
     folder = c.tmp / "data"
     folder.mkdir()
@@ -599,7 +597,7 @@ def rogue_metric(c: Case) -> None:
            f"a metric overwrote fields: status {r.get('status')}, mi_bits {r.get('mi_bits')}")
 
 
-@case("plugins", open_="r32: third-party metric claiming mi_bits")
+@case("plugins")
 def metric_claims_mi_bits(c: Case) -> None:
     c.plugin()
     r = c.cli(*RUN4, "-m", "identity", "-M", "probe_claims_mi", "--db", "r.sqlite")
@@ -651,7 +649,7 @@ def _patch(what: str, executor: str) -> Callable[[Case], None]:
 
 for _what in ("patch_numpy", "patch_information"):
     case("plugins")(_patch(_what, "local"))
-    case("plugins", open_="r32: fresh worker after monkeypatching")(_patch(_what, "process"))
+    case("plugins")(_patch(_what, "process"))
 
 
 @case("plugins")
@@ -744,14 +742,13 @@ for _how in ("exit", "interrupt", "raise"):
 
 # ------------------------------------------------------------------------------ bad requests
 
-def _bad(name: str, words: tuple[str, ...], *args: str, dataset: str = "synthetic:m=4",
-         open_: str = "") -> None:
+def _bad(name: str, words: tuple[str, ...], *args: str, dataset: str = "synthetic:m=4") -> None:
     def check(c: Case) -> None:
         c.write("t.csv", "a,b\n1,x\n2,y\n")
         r = c.cli("run", "-m", "identity", "-d", dataset, "--delta", "1", *FAST, *args, "--db", "r.sqlite")
         refused(r, *words, db="r.sqlite", case=c)
     check.__name__ = name
-    case("requests", open_=open_)(check)
+    case("requests")(check)
 
 
 _bad("seed_23_digits", ("seed",), "--seed", "12345678901234567890123")
@@ -762,7 +759,7 @@ _bad("random_seed_negative", ("random", "seed"), dataset="random:seed=-1")
 _bad("csv_sep_ab", ("sep",), dataset="csv:path=t.csv,private=b,sep=ab")
 
 
-@case("requests", open_="r32: --max-mem 900 OpenBLAS spin")
+@case("requests")
 def max_mem_900(c: Case) -> None:
     """A 900 MB limit is enough for a toy problem: the run ends ok, in seconds."""
     r = c.cli("run", "-m", "expmec", "-d", "synthetic:m=5", "--delta", "1", *FAST, "--executor", "process",
@@ -775,7 +772,7 @@ def max_mem_900(c: Case) -> None:
 
 # ----------------------------------------------------------------------------------- hangs
 
-def _hang(what: str, executor: str = "local", open_: str = "") -> None:
+def _hang(what: str, executor: str = "local") -> None:
     def check(c: Case) -> None:
         extra = ("--executor", executor, "--workers", "1") if executor != "local" else ()
         r = _hostile_run(c, what, "--timeout", "2", *extra, timeout=240)
@@ -788,7 +785,7 @@ def _hang(what: str, executor: str = "local", open_: str = "") -> None:
             expect(hostile == ["timeout"], "unexpected", f"hostile stored as {hostile}")
             expect(_status(c, "identity") == ["ok"], "unexpected", "the other run was lost")
     check.__name__ = what + ("" if executor == "local" else f"_{executor}")
-    case("hangs", open_=open_)(check)
+    case("hangs")(check)
 
 
 for _what in ("swallow", "cancel_timer", "block_alarm", "swallow_once"):
@@ -1064,7 +1061,32 @@ def regress_text_mi_bits(c: Case) -> None:
     refused(c.cli("regress", "base.sqlite", "new.sqlite"), "mi_bits", kind="silent wrong")
 
 
-@case("env", open_="r32: an unusable cache folder")
+@case("env")
+def certificate_keyed_by_distortion(c: Case) -> None:
+    """One joint under two distortions: the second run's optimum is not the first's."""
+    c.write("t.csv", "x,income\n1,high\n2,low\n3,high\n1,high\n2,high\n3,low\n")
+    found = []
+    for distortion in ("hamming", "l1"):
+        r = c.cli("run", "-m", "expmec", "-d", f"csv:path=t.csv,private=income,distortion={distortion}",
+                  "--delta", "0.3", "--json", "--db", "r.sqlite", timeout=150)
+        succeeded(r)
+        found += [x["metrics"].get("optimum_source") for x in json_lines(r)]
+    expect(len(found) == 2 and all(found), "unexpected", f"no optimum certified: {found}")
+    expect(found[1] != "cache", "silent wrong",
+           f"the l1 problem used the Hamming problem's certificate ({found})")
+
+
+@case("env")
+def unusable_cache_folder_online(c: Case) -> None:
+    """Online, a cache folder that is a file: one line naming it, the network untouched."""
+    (c.tmp / "cachefile").write_text("not a folder\n")
+    r = c.cli("data", "fetch", "census", env={"PRIVBENCH_CACHE_DIR": str(c.tmp / "cachefile"),
+                                              "PRIVBENCH_OFFLINE": "0", "https_proxy": "http://127.0.0.1:9",
+                                              "http_proxy": "http://127.0.0.1:9"})
+    refused(r, "cachefile")
+
+
+@case("env")
 def unusable_cache_folder(c: Case) -> None:
     (c.tmp / "cachefile").write_text("not a folder\n")
     r = c.cli("run", "-m", "expmec", "-d", "random:n=12,seed=3", "--delta", "0.2", "--json", "--no-store",
@@ -1082,25 +1104,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     names = [n for n in CASES if not args.only or any(o in n for o in args.only)]
     if args.list:
-        print("\n".join(f"{n}{'  (open: ' + OPEN[n] + ')' if n in OPEN else ''}" for n in names))
+        print("\n".join(names))
         return 0
     outcomes = []
     for name in names:
         kind, detail, seconds = run_case(name, CASES[name], keep=args.keep)
         outcomes.append((name, kind, detail, seconds))
-        mark = f" [open: {OPEN[name]}]" if name in OPEN and kind != "ok" else ""
-        print(f"{kind:>12}  {seconds:6.1f} s  {name}{mark}{'  ' + detail if detail else ''}", flush=True)
+        print(f"{kind:>12}  {seconds:6.1f} s  {name}{'  ' + detail if detail else ''}", flush=True)
     print(summary(outcomes))
     return 0 if all(kind == "ok" for _, kind, _, _ in outcomes) else 1
 
 
 def summary(outcomes: list[tuple[str, str, str, float]]) -> str:
     counts = {k: sum(1 for _, kind, _, _ in outcomes if kind == k) for k in CLASSES}
-    open_failing = sum(1 for name, kind, _, _ in outcomes if kind != "ok" and name in OPEN)
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     return (f"probe_trust: {len(outcomes)} cases: " + ", ".join(f"{v} {k}" for k, v in counts.items())
-            + f" ({open_failing} of the failures open elsewhere); "
-            f"{sum(s for *_, s in outcomes):.0f} s on {machine}")
+            + f"; {sum(s for *_, s in outcomes):.0f} s on {machine}")
 
 
 if __name__ == "__main__":
