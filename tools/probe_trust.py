@@ -1096,6 +1096,117 @@ def unusable_cache_folder(c: Case) -> None:
         expect([x["status"] for x in json_lines(r)] == ["ok"], "unexpected", "the run failed")
 
 
+# ------------------------------------------------------- beyond the issue's list: same classes
+
+def _sigint_or_term(executor: str, sig: int) -> Callable[[Case], None]:
+    def check(c: Case) -> None:
+        import psutil
+
+        c.plugin()
+        began = time.monotonic()
+        args = [*RUN4, "-m", "hostile:what=sleep", "--delta", "0.5", "--executor", executor, "--workers", "1",
+                "--timeout", "300", "--db", "r.sqlite"]
+        proc = c.start(*args)
+        parent = psutil.Process(proc.pid)
+        workers: list[Any] = []
+        while time.monotonic() - began < 120 and not workers and proc.poll() is None:
+            time.sleep(0.5)
+            workers = [p for p in parent.children(recursive=True) if "python" in p.name().lower()]
+        expect(workers, "unexpected", "no worker process started")
+        time.sleep(6)
+        workers = parent.children(recursive=True)
+        proc.send_signal(sig)
+        r = c.finish(proc, args, began, 90)
+        expected = 130 if sig == signal.SIGINT else 143  # 128 + the signal, as shells report it
+        if r.code == expected:
+            r.code = 0  # what the user asked for (130 is no crash after a Ctrl-C)
+        elif r.problem() is None:
+            raise Verdict("unexpected", f"exit {r.code} after {signal.Signals(sig).name}: {_last_line(r.err)}")
+        _, alive = psutil.wait_procs(workers, timeout=10)
+        expect(not alive, "crash", f"{len(alive)} orphaned worker(s) after {signal.Signals(sig).name}")
+    check.__name__ = f"{signal.Signals(sig).name.lower()}_{executor}_executor"
+    return check
+
+
+case("signals")(_sigint_or_term("process", signal.SIGINT))
+if _dask_installed():
+    case("signals")(_sigint_or_term("dask", signal.SIGTERM))
+
+
+@case("plugins")
+def fork_process(c: Case) -> None:
+    c.plugin()
+    spec = c.spec(["hostile:what=fork", "identity"], [0.5, 1.0], extra='executor = "process"\nworkers = 1\n')
+    succeeded(c.cli("sweep", spec, "--db", "r.sqlite", timeout=150))
+    keys = [r["run_key"] for r in c.records("r.sqlite")]
+    expect(len(keys) == 4 == len(set(keys)), "silent wrong", f"{len(keys)} rows for 4 runs")
+
+
+for _what in ("nan_mapping", "negative_mapping"):
+    case("plugins")(_damaged(_what))
+
+
+@case("plugins")
+def non_finite_stats_in_json(c: Case) -> None:
+    """Stats holding NaN and infinity: --json lines are strict JSON (no bare NaN)."""
+    r = _hostile_run(c, "nan_stats", "--json", others=())
+    succeeded(r)
+    lines = [x for x in r.out.splitlines() if x.startswith("{")]
+    expect(lines, "unexpected", "no JSON line")
+
+    def refuse(name: str) -> None:
+        raise ValueError(name)
+
+    for line in lines:
+        try:
+            json.loads(line, parse_constant=refuse)
+        except ValueError as exc:
+            raise Verdict("silent wrong", f"--json printed a non-JSON value: {exc}") from None
+
+
+def _request(name: str, words: tuple[str, ...], *args: str, command: str = "run") -> None:
+    def check(c: Case) -> None:
+        c.write("bad.toml", 'mechanisms = ["identity"\ndatasets = 3\n')
+        c.write("nan.toml", 'mechanisms = ["identity"]\ndatasets = ["synthetic:m=4"]\ndeltas = [nan]\n')
+        base = ("run", "-m", "identity", "-d", "synthetic:m=4") if command == "run" else (command,)
+        r = c.cli(*base, *args, "--db", "r.sqlite")
+        refused(r, *words, db="r.sqlite", case=c)
+    check.__name__ = name
+    case("requests")(check)
+
+
+_request("delta_nan", ("delta",), "--delta", "nan")
+_request("delta_inf", ("delta",), "--delta", "inf")
+_request("delta_negative", ("delta",), "--delta", "-1")
+_request("timeout_zero", ("timeout",), "--delta", "1", "--timeout", "0")
+_request("timeout_nan", ("timeout",), "--delta", "1", "--timeout", "nan")
+_request("workers_zero", ("workers",), "--delta", "1", "--executor", "process", "--workers", "0")
+_request("repeat_zero", ("repeat",), "--delta", "1", "--repeat", "0")
+_request("spec_not_toml", ("bad.toml",), "bad.toml", command="sweep")
+_request("spec_delta_nan", ("delta",), "nan.toml", command="sweep")
+_request("unknown_mechanism_param", ("nope",), "--delta", "1", "-m", "expmec:nope=1")
+
+
+def _odd_db(name: str, make: Callable[[Path], None], codes: tuple[int, ...], untouched: bool) -> None:
+    def check(c: Case) -> None:
+        path = c.tmp / ("missing/folder/r.sqlite" if name == "db_in_missing_folder" else "r.sqlite")
+        make(path)
+        before = path.read_bytes() if path.is_file() else None
+        r = c.cli(*RUN4, "-m", "identity", "--db", str(path))
+        if untouched and before is not None:
+            expect(path.read_bytes() == before, "trust hole", "a file that is no store was written")
+        if r.problem() is None:
+            expect(r.code in codes, "unexpected", f"exit {r.code}: {_last_line(r.err)}")
+    check.__name__ = name
+    case("io")(check)
+
+
+_odd_db("db_in_missing_folder", lambda p: None, (0,), False)
+_odd_db("db_is_a_folder", lambda p: p.mkdir(), (2, 3), True)
+_odd_db("db_empty_file", lambda p: p.write_bytes(b""), (0,), False)
+_odd_db("db_text_file", lambda p: p.write_text("name,total\nx,1\n" * 50), (2, 3), True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", default=[], help="cases whose name contains this")

@@ -97,6 +97,17 @@ class Hostile(pb.MappingMechanism):
             deep = [deep]
         return self.result(eye, info=deep)
 
+    def _nan_mapping(self, eye):
+        eye[0, 0] = np.nan
+        return self.result(eye)
+
+    def _negative_mapping(self, eye):
+        eye[1, 0], eye[0, 0] = -0.5, 1.5
+        return self.result(eye)
+
+    def _nan_stats(self, eye):
+        return self.result(eye, spread=float("nan"), ratio=float("inf"), parts=[float("-inf"), 1.0])
+
     def _field_stats(self, eye):
         return self.result(eye, mi_bits=-42.0, status="ok", run_key="forged")
 
