@@ -10,7 +10,9 @@ record with status error / timeout / invalid and an ``error`` text.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
+import sys
 import time
 import traceback
 import warnings
@@ -137,7 +139,9 @@ def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = 
     record = empty_record(spec)
     limit = None
     try:
-        with time_limit(timeout) as limit, isolated_run(f"run {spec.key}"):
+        # what plugin code prints goes to stderr: stdout carries the results (--json lines)
+        with (time_limit(timeout) as limit, isolated_run(f"run {spec.key}"),
+              contextlib.redirect_stdout(sys.stderr)):
             _execute(spec, record, on_progress)
     except RunTimeout as exc:
         record.update(status="timeout", error=str(exc))
