@@ -1207,6 +1207,64 @@ _odd_db("db_empty_file", lambda p: p.write_bytes(b""), (0,), False)
 _odd_db("db_text_file", lambda p: p.write_text("name,total\nx,1\n" * 50), (2, 3), True)
 
 
+@case("stale")
+def csv_data_edited(c: Case) -> None:
+    """Edit the csv a sweep read: --resume does not keep the numbers of the old file."""
+    c.write("t.csv", "zip,income\n1,high\n2,low\n1,high\n2,low\n")
+    spec = c.spec(["identity"], [1.0], datasets=("csv:path=t.csv,private=income",))
+    succeeded(c.cli("sweep", spec, "--db", "r.sqlite"))
+    c.write("t.csv", "zip,income\n1,high\n1,low\n2,high\n2,low\n")  # zip now says nothing
+    r = c.cli("sweep", spec, "--db", "r.sqlite", "--resume")
+    succeeded(r)
+    [latest] = c.latest("r.sqlite").values()
+    expect(close(latest["prior_mi_bits"], 0.0), "silent wrong",
+           f"--resume kept I = {latest['prior_mi_bits']} bits of the old file (now 0): {_last_line(r.err)}")
+
+
+SHADOW = '''
+import numpy as np
+import privbench as pb
+
+
+class Shadow(pb.MappingMechanism):
+    name = "identity"
+
+    def __init__(self) -> None:
+        pass
+
+    def run(self, problem, delta):
+        mapping = np.zeros((problem.n, problem.n))
+        mapping[0, :] = 1.0
+        return self.result(mapping)
+
+
+@pb.hookimpl
+def privbench_register_mechanisms():
+    return [Shadow]
+'''
+
+
+@case("plugins")
+def shadows_a_builtin(c: Case) -> None:
+    """A plugin registering a mechanism named like a built-in does not replace it silently."""
+    c.plugin("probe_shadow", SHADOW)
+    r = c.cli(*RUN4, "-m", "identity", "--json", "--no-store")
+    if r.code == 2:
+        return
+    succeeded(r)
+    [record] = json_lines(r) or [{}]
+    expect(close(record.get("mi_bits"), 1.0), "silent wrong", f"identity gave {record.get('mi_bits')} bits")
+
+
+@case("plugins")
+def prints_to_stdout_under_json(c: Case) -> None:
+    """A mechanism that prints: every --json line is still one JSON record."""
+    r = _hostile_run(c, "print", "--json")
+    succeeded(r)
+    bad = [x for x in r.out.splitlines() if x.strip() and not x.startswith("{")]
+    expect(not bad, "unexpected", f"--json stream holds {bad[:2]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", default=[], help="cases whose name contains this")

@@ -108,6 +108,10 @@ class Hostile(pb.MappingMechanism):
     def _nan_stats(self, eye):
         return self.result(eye, spread=float("nan"), ratio=float("inf"), parts=[float("-inf"), 1.0])
 
+    def _print(self, eye):
+        print("hello from a plugin")
+        return self.result(eye)
+
     def _field_stats(self, eye):
         return self.result(eye, mi_bits=-42.0, status="ok", run_key="forged")
 
