@@ -103,6 +103,16 @@ def _one_hot_or_none(codes: np.ndarray, sizes: list[int]) -> np.ndarray | None:
     return one_hot(codes, sizes)
 
 
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _check_text(path: Path) -> None:
     """Refuse a file that is not text (NUL bytes in its first block, as in
     /proc/self/environ) before any of it can reach an error message."""
@@ -311,6 +321,8 @@ class CSVTable(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
             features=None if features is None else features[design],
             name=f"csv[{Path(str(self.path)).name}{sampling.label()}]",
             meta={"source": str(Path(str(self.path)).expanduser()), "private": private_col,
+                  # which exact file the runs read: --resume re-runs rows of an edited file
+                  "data_files": {Path(str(self.path)).name: _sha256(Path(str(self.path)).expanduser())},
                   "public": ", ".join(public), "distortion": distortion, "missing": missing,
                   "rows_dropped": dropped, "top_k": top_k if top_k is not None else "all",
                   **prior_summary(joint, alphabet), **sampled.meta()},

@@ -119,6 +119,8 @@ def _resume(store: ResultStore, runs: list[RunSpec], owner: str, *, keep_stale: 
     import sys
 
     fingerprints = {r.key: run_fingerprint(r)["hash"] for r in runs}
+    for key in store.data_changed({r.key: _data_files(r) for r in runs}):
+        fingerprints[key] = f"{fingerprints[key]}+other-data"  # matches no stored row: stale
     stored = store.done_keys() & set(fingerprints)
     fresh = stored if keep_stale else store.fresh_keys(fingerprints)
     mine = set(store.claim([r.key for r in runs], owner=owner,
@@ -128,12 +130,26 @@ def _resume(store: ResultStore, runs: list[RunSpec], owner: str, *, keep_stale: 
     claimed = len(runs) - len(todo) - len(fresh)
     parts = [f"{len(fresh)} stored"]
     if stale:
-        parts.append(f"{stale} stale re-run (made by other code; --keep-stale keeps them)")
+        parts.append(f"{stale} stale re-run (made by other code or from other data files; "
+                     "--keep-stale keeps them)")
     if claimed > 0:
         parts.append(f"{claimed} claimed by another sweep")
     print(f"resume: {', '.join(parts)}, {len(todo)} to run of {len(runs)} in {store.path}",
           file=sys.stderr)
     return todo
+
+
+def _data_files(run: RunSpec) -> dict[str, str] | None:
+    """The data files (name -> sha256) a run reads now: its data set is loaded (cached
+    from the plan) and says so in ``meta["data_files"]``; None when it names none."""
+    from privbench.protocol.errors import PrivbenchError
+    from privbench.running.problems import load_problem
+
+    try:
+        files = load_problem(run.dataset, run.dataset_params).meta.get("data_files")
+    except PrivbenchError:
+        return None
+    return dict(files) if files else None
 
 
 def _store(store: ResultStore, record: dict[str, Any], sweep_id: str) -> None:

@@ -212,6 +212,30 @@ class ResultStore:
         return {key for key, fp in rows
                 if fp is not None and key in fingerprints and fingerprints[key] == fp}
 
+    def data_changed(self, current: dict[str, dict[str, str] | None]) -> set[str]:
+        """Keys of ``current`` (run key -> the data files a run would read now, name ->
+        sha256) whose last final row read other files (its ``provenance.data_files``):
+        the data set was edited since, so the row is stale whatever the code."""
+        wanted = {k: v for k, v in current.items() if v}
+        if not wanted:
+            return set()
+        marks = ",".join("?" for _ in FINAL_STATUSES)
+        last: dict[str, Any] = {}
+        for key, prov in self.conn.execute(
+                f"SELECT run_key, provenance FROM runs WHERE status IN ({marks}) ORDER BY rowid",
+                FINAL_STATUSES):
+            if key in wanted:
+                last[key] = prov
+        changed = set()
+        for key, prov in last.items():
+            try:
+                stored = json.loads(prov or "{}").get("data_files")
+            except (ValueError, AttributeError):
+                stored = None
+            if stored != wanted[key]:
+                changed.add(key)
+        return changed
+
     def release(self, owner: str) -> None:
         """Drop ``owner``'s claims (its runs are stored, or it is stopping)."""
         with self.conn:
