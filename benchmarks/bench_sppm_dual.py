@@ -1,0 +1,74 @@
+"""SPPM's dual mode hot paths (census-like data), each timed alone on a warmed-up state.
+
+The ``dual`` mode spends its time in two places: exact Hamming pricing of all n² pairs
+(:class:`HammingPricer`, every Frank-Wolfe warm-up step and every dual round) and the
+smoothed dual's pass over the active pairs, once per L-BFGS evaluation (thousands per
+solve). The pass runs over every pair of V at coarse temperatures and over the working
+pairs W near each input's minimum at fine ones (``dual_mode.FOCUS``); both are timed,
+with W's size tracked, on a synthetic census-like problem (rare, nearly pure binary
+profiles, as census at top_k = all) after ``WARM_STEPS`` Frank-Wolfe steps.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import privbench as pb
+
+#: profiles (distinct binary codes of ``BITS`` bits), Hamming distortion
+N, BITS = 2000, 12
+#: Frank-Wolfe steps run (untimed, in setup) to reach a representative state
+WARM_STEPS = 30
+#: the fine temperature at which the working pairs are timed (nats per unit input mass)
+FINE_TAU = 1e-4
+
+
+class SPPMDualKernels:
+    """Hamming pricing and the smoothed dual's pass (over V, over W) on one state."""
+
+    timeout = 300
+
+    def setup(self) -> None:
+        from privbench.plugins.mechanisms._sppm import leakage
+        from privbench.plugins.mechanisms._sppm.dual_mode import RestrictedDual
+        from privbench.plugins.mechanisms._sppm.hamming_pricing import HammingPricer
+        from privbench.plugins.mechanisms._sppm.solve import solve_sppm
+        from privbench.plugins.mechanisms.sppm import _own_arrays
+
+        problem = _own_arrays(pb.load_dataset("random", n=N, n_private=2, seed=21,
+                                              distortion="hamming", bits=BITS,
+                                              concentration=0.05))
+        delta = 0.3
+        out = solve_sppm(problem, delta, pb.get_lp_backend("mckp"), iterations=WARM_STEPS,
+                         tol=0.0)
+        self.problem, self.lam = problem, min(float(out.stats["budget_dual"]), 0.0)
+        Q = leakage.output_joint(problem.joint, out.rows, out.cols, out.x, problem.n)
+        self.L, self.empty = leakage.decoder_logratios(Q, problem.p_a)
+        self.pricer = HammingPricer(problem.distortion.points, threads=1)
+        self.dual = RestrictedDual(problem, delta, out.rows, out.cols)
+        self.focused = RestrictedDual(problem, delta, out.rows, out.cols)
+        # Frank-Wolfe's own decoder as the dual point: logits log r(a|i) - log r(last|i)
+        log_r = self.L + np.log(problem.p_a)[:, None]
+        theta = log_r[:-1] - log_r[-1]
+        nu = max(-self.lam, 1e-3)
+        self.par = np.concatenate([theta.ravel(), [math.log(nu)]])
+        self.focused.focus(theta, nu, FINE_TAU)
+
+    def teardown(self) -> None:
+        self.pricer.close()
+
+    def time_hamming_pricing(self) -> None:
+        p = self.problem
+        self.pricer.price(self.L, p.joint, p.p_b, self.lam, self.empty)
+
+    def time_soft_pass_all_pairs(self) -> None:
+        self.dual.objective(self.par, FINE_TAU)
+
+    def time_soft_pass_working_pairs(self) -> None:
+        self.focused.objective(self.par, FINE_TAU)
+
+    def track_working_pair_share(self) -> float:
+        """|W| / |V| at ``FINE_TAU`` (what the focused pass saves)."""
+        return self.focused.sel.size / self.focused.rows.size
