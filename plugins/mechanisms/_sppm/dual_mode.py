@@ -104,20 +104,24 @@ def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w):  # pragma: no cove
     return value, used
 
 
+@numba.njit(cache=True, inline="always")
+def _cost(LT, ST, rows, d, j, t, nu):  # pragma: no cover - compiled
+    """ĉ of pair t (input j): ν d_t + Σ_a S[j,a] L[rows[t], a], per unit of input mass."""
+    c = nu * d[t]
+    i = rows[t]
+    for a in range(LT.shape[1]):
+        c += ST[j, a] * LT[i, a]
+    return c
+
+
 @numba.njit(cache=True)
 def _minima(LT, ST, p_b, rows, d, starts, nu):  # pragma: no cover - compiled
     """min over input j's pairs of p_j (Σ_a S[j,a] L[i,a] + ν d_ij): V's side of pricing."""
-    k = LT.shape[1]
     out = np.empty(starts.size - 1)
     for j in range(starts.size - 1):
         m = np.inf
         for t in range(starts[j], starts[j + 1]):
-            c = nu * d[t]
-            i = rows[t]
-            for a in range(k):
-                c += ST[j, a] * LT[i, a]
-            if c < m:
-                m = c
+            m = min(m, _cost(LT, ST, rows, d, j, t, nu))
         out[j] = p_b[j] * m
     return out
 
@@ -125,18 +129,12 @@ def _minima(LT, ST, p_b, rows, d, starts, nu):  # pragma: no cover - compiled
 @numba.njit(cache=True)
 def _gaps(LT, ST, rows, d, starts, nu):  # pragma: no cover - compiled
     """Per pair, its cost above its input's minimum over the pairs (per unit of input mass)."""
-    k = LT.shape[1]
     out = np.empty(rows.size)
     for j in range(starts.size - 1):
         m = np.inf
         for t in range(starts[j], starts[j + 1]):
-            c = nu * d[t]
-            i = rows[t]
-            for a in range(k):
-                c += ST[j, a] * LT[i, a]
-            out[t] = c
-            if c < m:
-                m = c
+            out[t] = _cost(LT, ST, rows, d, j, t, nu)
+            m = min(m, out[t])
         for t in range(starts[j], starts[j + 1]):
             out[t] -= m
     return out
