@@ -203,3 +203,28 @@ def test_the_working_pairs_give_the_pass_over_v_once_widened() -> None:
     assert dual.widen(far, nu, tau) == 0  # widened once, nothing is missing any more
     assert dual.evaluate(far, nu, tau)[0] == pytest.approx(_full_pass(dual, far, nu, tau)[0],
                                                            rel=1e-12, abs=1e-15)
+
+
+def test_a_split_pass_equals_one_pass_and_threads_do_not_change_it(monkeypatch) -> None:
+    """Two input ranges (one per thread) give the one-range pass's value, gradient and
+    E[d] up to rounding, and the same bits on one thread or two."""
+    import privbench.plugins.mechanisms._sppm.dual_mode as dual_mode
+
+    problem = pb.load_dataset("random", n=40, n_private=3, seed=12, distortion="hamming")
+    n = problem.n
+    rows, cols = np.divmod(np.arange(n * n), n)
+    rng = np.random.default_rng(6)
+    par = np.concatenate([rng.normal(size=2 * n), [math.log(0.3)]])
+    whole = RestrictedDual(problem, 0.3, rows, cols)
+    assert len(whole.ranges) == 1
+    monkeypatch.setattr(dual_mode, "SPLIT_PAIRS", 100)
+    split = [RestrictedDual(problem, 0.3, rows, cols, threads=t) for t in (1, 2)]
+    for tau in (1e-1, 1e-3):
+        ref = whole.objective(par, tau)
+        one, two = (d.objective(par, tau) for d in split)
+        assert len(split[0].ranges) == 2
+        assert one[0] == pytest.approx(ref[0], rel=1e-13)
+        np.testing.assert_allclose(one[1], ref[1], rtol=1e-12, atol=1e-16)
+        assert one[0] == two[0] and np.array_equal(one[1], two[1])
+        np.testing.assert_array_equal(split[0].w, split[1].w)
+    split[1].close()

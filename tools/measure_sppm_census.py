@@ -3,9 +3,9 @@
 Each argument is one solve: ``<top_k>:<new|old>`` (census, Δ = 0.5, the ``sppm`` plugin's
 dual-mode options, tol 1e-3; needs ``PRIVBENCH_DATA_DIR``). ``old`` runs with the
 settings before ``docs/sppm-scaling.md``'s census section (the working pairs W = V at
-every temperature; Hamming pricing with 8-nat cost classes, 64 blocks per superblock),
-``new`` as the code is. Prints wall and CPU seconds, the load average, the certified gap,
-the dual rounds and the solver's timers.
+every temperature; Hamming pricing with 8-nat cost classes, 64 blocks per superblock;
+the smoothed dual's pass on one thread), ``new`` as the code is. Prints wall and CPU
+seconds, the load average, the certified gap, the dual rounds and the solver's timers.
 
     PRIVBENCH_DATA_DIR=/work/shared/data python tools/measure_sppm_census.py all:new all:old
 """
@@ -26,7 +26,8 @@ from privbench.plugins.mechanisms.sppm import SPPM, _own_arrays
 #: and 8-nat cost classes
 _PRICER = hamming_pricing.HammingPricer.__init__
 OLD = {(dual_mode, "FOCUS_MAX_TAU"): -1.0,
-       (_PRICER, "__defaults__"): (1, hamming_pricing.BLOCK, 64, 8.0)}
+       (_PRICER, "__defaults__"): (1, hamming_pricing.BLOCK, 64, 8.0),
+       (dual_mode, "SPLIT_PAIRS"): 2**62}
 NEW = {key: getattr(*key) for key in OLD}
 
 

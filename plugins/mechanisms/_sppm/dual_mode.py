@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numba
@@ -63,12 +64,27 @@ FOCUS_TRIES = 4
 #: W is V at temperatures above this: there most pairs carry weight, and the coarse
 #: ascents move far (W would be widened again and again)
 FOCUS_MAX_TAU = 1e-3
+#: a pass over at least this many working pairs is cut into two input ranges of equal
+#: pairs, run on two threads when allowed (the cut does not depend on the threads, so
+#: results do not either)
+SPLIT_PAIRS = 50_000
 
 
 
-@numba.njit(cache=True)
-def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w):  # pragma: no cover - compiled
-    """Σ_j p_j softmin_τ over input j's pairs of ĉ_ij = Σ_a S[j,a] L[i,a] + ν d_ij.
+@numba.njit(cache=True, inline="always")
+def _cost(LT, ST, rows, d, j, t, nu):  # pragma: no cover - compiled
+    """ĉ of pair t (input j): ν d_t + Σ_a S[j,a] L[rows[t], a], per unit of input mass."""
+    c = nu * d[t]
+    i = rows[t]
+    for a in range(LT.shape[1]):
+        c += ST[j, a] * LT[i, a]
+    return c
+
+
+@numba.njit(cache=True, nogil=True)
+def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w, j_lo, j_hi):  # pragma: no cover
+    """Σ_j p_j softmin_τ over input j's pairs of ĉ_ij = Σ_a S[j,a] L[i,a] + ν d_ij, for
+    the inputs j_lo <= j < j_hi (the GIL is released: two ranges can run at once).
 
     Pairs are sorted by input (``starts``); arrays are (n, k) for locality. Fills ``w``
     with the soft assignment (each input's entries sum to one), adds the value's gradient
@@ -79,16 +95,12 @@ def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w):  # pragma: no cove
     value = 0.0
     used = 0.0
     inv = 1.0 / tau
-    for j in range(starts.size - 1):
+    for j in range(j_lo, j_hi):
         lo, hi = starts[j], starts[j + 1]
         if lo == hi:
             continue
         for t in range(lo, hi):
-            c = nu * d[t]
-            i = rows[t]
-            for a in range(k):
-                c += ST[j, a] * LT[i, a]
-            w[t] = c
+            w[t] = _cost(LT, ST, rows, d, j, t, nu)
         m, z = soft_weights(w, lo, hi, inv)
         value += p_b[j] * (m - tau * math.log(z))
         for t in range(lo, hi):
@@ -102,16 +114,6 @@ def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w):  # pragma: no cove
             for a in range(k):
                 GT[i, a] += wt * ST[j, a]
     return value, used
-
-
-@numba.njit(cache=True, inline="always")
-def _cost(LT, ST, rows, d, j, t, nu):  # pragma: no cover - compiled
-    """ĉ of pair t (input j): ν d_t + Σ_a S[j,a] L[rows[t], a], per unit of input mass."""
-    c = nu * d[t]
-    i = rows[t]
-    for a in range(LT.shape[1]):
-        c += ST[j, a] * LT[i, a]
-    return c
 
 
 @numba.njit(cache=True)
@@ -173,6 +175,8 @@ class RestrictedDual:
     delta: float
     rows: np.ndarray
     cols: np.ndarray
+    #: threads for a split pass (:data:`SPLIT_PAIRS`); 1 runs both halves in turn
+    threads: int = 1
     d: np.ndarray = field(init=False)
     starts: np.ndarray = field(init=False)
 
@@ -184,6 +188,7 @@ class RestrictedDual:
         self.S = p.joint[self.live] / safe[None, :]
         self.ST = np.ascontiguousarray(self.S.T)
         self.p_b = np.ascontiguousarray(p.p_b, dtype=np.float64)
+        self._pool: ThreadPoolExecutor | None = None
         self._sort(self.rows, self.cols)
 
     def _sort(self, rows: np.ndarray, cols: np.ndarray) -> None:
@@ -202,6 +207,9 @@ class RestrictedDual:
         self.w_rows, self.w_cols, self.w_d = self.rows[sel], self.cols[sel], self.d[sel]
         self.w_starts = np.searchsorted(self.w_cols, np.arange(self.problem.n + 1))
         self.w = np.empty(sel.size)
+        n = self.problem.n
+        cut = int(np.searchsorted(self.w_starts, sel.size // 2)) if sel.size >= SPLIT_PAIRS else n
+        self.ranges = [(0, n)] if cut in (0, n) else [(0, cut), (cut, n)]
 
     def gaps(self, theta: np.ndarray, nu: float) -> np.ndarray:
         """Each pair of V's cost above its input's minimum over V (per unit of input mass)."""
@@ -254,10 +262,27 @@ class RestrictedDual:
 
     def _pass(self, L: np.ndarray, nu: float, tau: float) -> tuple[float, np.ndarray, float]:
         LT = np.ascontiguousarray(L.T)
-        GT = np.zeros_like(LT)
-        value, used = _soft_pass(LT, self.ST, self.p_b, self.w_rows, self.w_d, self.w_starts,
-                                 nu, tau, GT, self.w)
+        args = (LT, self.ST, self.p_b, self.w_rows, self.w_d, self.w_starts, nu, tau)
+        GTs = [np.zeros_like(LT) for _ in self.ranges]
+        later = None
+        if len(self.ranges) == 2 and self.threads > 1:  # the second half on the pool's thread
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="sppm-dual")
+            later = self._pool.submit(_soft_pass, *args, GTs[1], self.w, *self.ranges[1])
+        parts = [_soft_pass(*args, GTs[0], self.w, *self.ranges[0])]
+        if later is not None:
+            parts.append(later.result())
+        elif len(self.ranges) == 2:
+            parts.append(_soft_pass(*args, GTs[1], self.w, *self.ranges[1]))
+        value, used = sum(v for v, _ in parts), sum(u for _, u in parts)
+        GT = GTs[0] if len(GTs) == 1 else GTs[0] + GTs[1]
         return value - nu * self.delta, GT.T, used
+
+    def close(self) -> None:
+        """Stop the pass's second thread (if it started)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
     def objective(self, par: np.ndarray, tau: float) -> tuple[float, np.ndarray]:
         """-value and -gradient in (θ, log ν), for L-BFGS."""
@@ -336,16 +361,17 @@ def dual_rounds(problem: PrivacyProblem, delta: float, rows: np.ndarray, cols: n
                 x: np.ndarray, nu: float, price: Callable[[np.ndarray, float],
                                                           tuple[np.ndarray, np.ndarray]],
                 tol: float, rounds: int, log: list[dict],
-                on_round: Callable[[DualRound], None] | None = None
+                on_round: Callable[[DualRound], None] | None = None, threads: int = 1
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, str]:
     """Rounds of smoothed dual ascent on V and exact pricing, from the mapping (rows, cols, x).
 
     ``price(L, λ)`` is exact pricing over all n outputs (λ = -ν <= 0), returning the
     (argmin, min) per input of c_ij - λ a_ij. Returns the pairs, the best mapping on them,
-    the best certified lower bound (nats) and why it stopped.
+    the best certified lower bound (nats) and why it stopped. ``threads`` (1 or 2) run
+    the smoothed dual's passes.
     """
     n, live = problem.n, problem.p_a > 0
-    dual = RestrictedDual(problem, delta, rows, cols)
+    dual = RestrictedDual(problem, delta, rows, cols, threads)
     # start from the posterior of x; outputs without mass from their own input's posterior
     Q = output_joint(problem.joint, rows, cols, x, n)[live]
     q = Q.sum(axis=0)
@@ -400,6 +426,7 @@ def dual_rounds(problem: PrivacyProblem, delta: float, rows: np.ndarray, cols: n
         if new_r.size == 0:  # V holds the support: sharpen the smoothing instead
             floor /= 3.0
             taus = taus + [floor]
+    dual.close()
     rows_b, cols_b, x_b = best
     return rows_b, cols_b, x_b, best_lb, stop
 

@@ -56,8 +56,9 @@ def finish_dual(s: FrankWolfe, rounds: int) -> None:
         s.checkpoint(record.upper_bits,
                      max(record.upper_bits - max(record.lower_bits, best_lb / LN2), 0.0))
 
+    threads = V.line.threads if V.line is not None else 1  # the pricing's own (sppm threads)
     rows, cols, xd, lb, stop = dual_rounds(V.problem, delta, V.rows, V.cols, s.x, -s.lam, price,
-                                           tol, rounds, log, on_round)
+                                           tol, rounds, log, on_round, threads)
     n = V.n
     x0_keys = V.rows[: V.x_start.size] * n + V.cols[: V.x_start.size]
     first = np.isin(rows * n + cols, x0_keys)
