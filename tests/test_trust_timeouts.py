@@ -56,12 +56,14 @@ def test_a_dask_run_that_swallows_every_timeout_is_given_up(tmp_path) -> None:
     (naming the worker to restart) instead of holding its worker and the sweep forever.
     In a subprocess: the given-up thread is left behind until its process ends."""
     pytest.importorskip("distributed")
-    code = ("import os, privbench as pb\n"
+    # sys.__stdout__: the given-up run, still inside execute_run, holds sys.stdout on stderr
+    code = ("import os, sys, privbench as pb\n"
             "from privbench.plugins.executors.dask_executor import run_on_worker\n"
             "spec = pb.RunSpec(mechanism='hostile_returns', mechanism_params={'what': "
             "'swallow_timeout'}, dataset='synthetic', dataset_params={'m': 2}, delta=1.0)\n"
             "record = run_on_worker(spec.to_dict(), timeout=1.0, give_up_s=2.0)\n"
-            "print(record['status'], '|', record['error'], flush=True)\n"
+            "sys.__stdout__.write(record['status'] + ' | ' + record['error'] + '\\n')\n"
+            "sys.__stdout__.flush()\n"
             "os._exit(0)\n")
     try:
         out = _python(code, tmp_path, timeout=90)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from privbench.protocol.errors import StoreWriteError, ValidationError
+from privbench.protocol.errors import PrivbenchError, StoreWriteError, ValidationError
 from privbench.results.store import DEFAULT_DB, open_existing
 from privbench.running.records import STATUSES
 
@@ -29,6 +30,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "parameter (param.K, dataset_param.K), per declared output and per "
                         "provenance entry")
     p.set_defaults(func=run)
+
+
+#: errors of the disk rather than of the path asked for (full, over quota, failing)
+_DISK_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG})
 
 
 def _have_pyarrow() -> bool:
@@ -53,8 +58,10 @@ def _export(df: pd.DataFrame, out: Path) -> int:
         else:
             flat.to_parquet(out, index=False)
     except OSError as exc:
-        # the request was fine, the disk was not: exit 3, as report --out on a full disk
-        raise StoreWriteError(f"--export {out}: cannot write: {exc.strerror or exc}") from None
+        message = f"--export {out}: cannot write: {exc.strerror or exc}"
+        if exc.errno in _DISK_FAILURES:  # the request was fine, the disk was not: exit 3
+            raise StoreWriteError(message) from None
+        raise PrivbenchError(message) from None  # a folder in the way: the request (exit 2)
     print(f"wrote {len(flat)} runs ({flat.shape[1]} columns) to {out}")
     return 0
 
