@@ -75,7 +75,7 @@ class Result:
     def problem(self) -> str | None:
         """Why this command counts as a crash, or None."""
         if self.hung:
-            return f"hung past {self.timeout:g} s: {' '.join(self.args[:4])}"
+            return f"hung past {self.timeout:g} s: {' '.join(self.args[:4])}{_stuck_at(self.err)}"
         for stream in (self.err, self.out):
             if "Traceback (most recent call last)" in stream:
                 return "traceback: " + _last_line(stream)
@@ -86,6 +86,13 @@ class Result:
         if self.left:
             return f"{self.left} process(es) left running after the command returned"
         return None
+
+
+def _stuck_at(err: str) -> str:
+    """Where the main thread of a hung command was, from faulthandler's dump."""
+    dump = err.rpartition("Current thread")[2] or err.rpartition("Thread 0x")[2]
+    frames = [line.strip() for line in dump.splitlines() if line.strip().startswith("File ")]
+    return f" (main thread at {' <- '.join(frames[:3])})" if frames else ""
 
 
 def _last_line(text: str) -> str:
@@ -156,7 +163,8 @@ class Case:
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("PRIVBENCH_")}
         self.env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"),
                         PRIVBENCH_CACHE_DIR=str(tmp / "cache"), PRIVBENCH_OFFLINE="1",
-                        PYTHONPATH=str(tmp), PROBE_API_TOKEN=SECRET, COLUMNS="200")
+                        PYTHONPATH=str(tmp), PROBE_API_TOKEN=SECRET, COLUMNS="200",
+                        PYTHONFAULTHANDLER="1")
         self.env.pop("PYTHONWARNINGS", None)
 
     def plugin(self, module: str = "probe_hostile", source: str | None = None) -> None:
@@ -197,6 +205,11 @@ class Case:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             hung = True
+            proc.send_signal(signal.SIGABRT)  # faulthandler prints where every thread is
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
         result = Result(args, proc.returncode, out or "", err or "", time.monotonic() - began, timeout,
