@@ -46,3 +46,13 @@ def host(monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "results.sqlite"
+
+
+@pytest.fixture
+def hostile(monkeypatch: pytest.MonkeyPatch):
+    """A plugin host that also loads tests/hostile_plugins.py (the trust tests' plugins)."""
+    monkeypatch.syspath_prepend(str(REPO / "tests"))
+    monkeypatch.setenv("PRIVBENCH_PLUGIN_MODULES", "hostile_plugins")
+    previous = host_module.set_host(pb.PluginHost(env=dict(os.environ)))
+    yield
+    host_module.set_host(previous)

@@ -11,19 +11,9 @@ import pytest
 
 import privbench as pb
 from privbench.cli import main
-from privbench.host import manager as host_module
 from privbench.running.specs import RunSpec
 
 TESTS = Path(__file__).resolve().parent
-
-
-@pytest.fixture
-def hostile(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.syspath_prepend(str(TESTS))
-    monkeypatch.setenv("PRIVBENCH_PLUGIN_MODULES", "hostile_plugins")
-    previous = host_module.set_host(pb.PluginHost(env=dict(os.environ)))
-    yield
-    host_module.set_host(previous)
 
 
 def _run(what: str, value=None, metrics: tuple[str, ...] = ()) -> dict:

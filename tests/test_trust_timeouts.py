@@ -12,21 +12,11 @@ from pathlib import Path
 import pytest
 
 import privbench as pb
-from privbench.host import manager as host_module
 from privbench.running.specs import RunSpec
 
 TESTS = Path(__file__).resolve().parent
 #: metrics that take longer than the second between two raises of the timeout
 SLOW = ("optimum", "mapping_behaviour")
-
-
-@pytest.fixture
-def hostile(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.syspath_prepend(str(TESTS))
-    monkeypatch.setenv("PRIVBENCH_PLUGIN_MODULES", "hostile_plugins")
-    previous = host_module.set_host(pb.PluginHost(env=dict(os.environ)))
-    yield
-    host_module.set_host(previous)
 
 
 def test_a_local_run_that_caught_its_timeout_once_is_a_timeout(hostile) -> None:

@@ -319,15 +319,14 @@ def run_case(name: str, fn: Callable[[Case], None], keep: bool = False) -> tuple
 
 # ------------------------------------------------------------------- stale results (group 1)
 
-MINE = '''
+MECHANISM = '''
 import numpy as np
 import privbench as pb
+VERSION_LINE
 
-VERSION = {version}
 
-
-class Mine(pb.MappingMechanism):
-    name = "mine"
+class Versioned(pb.MappingMechanism):
+    name = "NAME"
 
     def __init__(self) -> None:
         pass
@@ -338,29 +337,14 @@ class Mine(pb.MappingMechanism):
 
 @pb.hookimpl
 def privbench_register_mechanisms():
-    return [Mine]
+    return [Versioned]
 '''
 
-PACKAGE_INIT = '''
-import numpy as np
-import privbench as pb
-from probe_pkg.core import VERSION
 
+def versioned(name: str, version_line: str) -> str:
+    """A module plugin ``name`` whose runs carry ``code_version`` (set by ``version_line``)."""
+    return MECHANISM.replace("NAME", name).replace("VERSION_LINE", version_line)
 
-class Packaged(pb.MappingMechanism):
-    name = "packaged"
-
-    def __init__(self) -> None:
-        pass
-
-    def run(self, problem, delta):
-        return self.result(np.eye(problem.n), code_version=VERSION)
-
-
-@pb.hookimpl
-def privbench_register_mechanisms():
-    return [Packaged]
-'''
 
 METRIC = '''
 import privbench as pb
@@ -387,12 +371,12 @@ def _versions(c: Case, db: str, mechanism: str, key: str = "code_version") -> li
 @case("stale")
 def module_plugin_edited(c: Case) -> None:
     """Edit a module plugin's mechanism: --resume re-runs its runs and keeps the others."""
-    c.plugin("probe_mine", MINE.format(version=1))
+    c.plugin("probe_mine", versioned("mine", "VERSION = 1"))
     spec = c.spec(["mine", "identity"], [0.5, 1.0])
     succeeded(c.cli("sweep", spec, "--db", "r.sqlite"))
     before = {r["id"] for r in c.records("r.sqlite", "mechanism = 'identity'")}
     expect(len(before) == 2 and _versions(c, "r.sqlite", "mine") == [1, 1], "unexpected", "first sweep")
-    c.write("probe_mine.py", MINE.format(version=2))
+    c.write("probe_mine.py", versioned("mine", "VERSION = 2"))
     r = c.cli("sweep", spec, "--db", "r.sqlite", "--resume")
     succeeded(r)
     expect(_versions(c, "r.sqlite", "mine") == [2, 2], "silent wrong",
@@ -405,7 +389,7 @@ def module_plugin_edited(c: Case) -> None:
 @case("stale")
 def package_helper_edited(c: Case) -> None:
     """Edit a module the plugin package imports; report --sweep re-runs its runs."""
-    c.write("probe_pkg/__init__.py", PACKAGE_INIT)
+    c.write("probe_pkg/__init__.py", versioned("packaged", "from probe_pkg.core import VERSION"))
     c.write("probe_pkg/core.py", "VERSION = 1\n")
     c.env["PRIVBENCH_PLUGIN_MODULES"] = "probe_pkg"
     spec = c.spec(["packaged"], [1.0])
@@ -431,10 +415,10 @@ def metric_plugin_edited(c: Case) -> None:
 @case("stale")
 def keep_stale_reuses(c: Case) -> None:
     """--keep-stale reuses the rows of edited code (nothing re-run)."""
-    c.plugin("probe_mine", MINE.format(version=1))
+    c.plugin("probe_mine", versioned("mine", "VERSION = 1"))
     spec = c.spec(["mine"], [1.0])
     succeeded(c.cli("sweep", spec, "--db", "r.sqlite"))
-    c.write("probe_mine.py", MINE.format(version=2))
+    c.write("probe_mine.py", versioned("mine", "VERSION = 2"))
     succeeded(c.cli("sweep", spec, "--db", "r.sqlite", "--resume", "--keep-stale"))
     expect(len(c.records("r.sqlite")) == 1, "unexpected", "--keep-stale re-ran a stale run")
     listing = c.cli("results", "--db", "r.sqlite")
