@@ -133,9 +133,13 @@ def test_resume_after_sigkill_loses_only_runs_in_flight(tmp_path: Path) -> None:
 def test_interrupting_a_process_sweep_stops_promptly(tmp_path: Path) -> None:
     spec = _write_spec(tmp_path / "s.toml", ["faulty_hang"], [0.1, 0.2, 0.3, 0.4])
     db = tmp_path / "r.sqlite"
+    # a Ctrl-C reaches privbench as it would from a terminal, even when the tests run
+    # where SIGINT is ignored (a background job of a shell without job control: the child
+    # would inherit SIG_IGN and, rightly, never see it)
     proc = subprocess.Popen([sys.executable, "-m", "privbench", "sweep", str(spec), "--db", str(db),
                              "--executor", "process", "--workers", "2", "--timeout", "500"],
-                            env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(6)  # workers spawned and hanging
     os.kill(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)  # a queued-run wait would take 500 s+

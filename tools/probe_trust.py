@@ -142,11 +142,15 @@ def _reap(sid: int, grace: float = 10.0) -> int:
 
 def _limited(then: Callable[[], None] | None) -> Callable[[], None]:
     """Cap the command's address space (:data:`MAX_AS_BYTES`), so that a case that makes
-    privbench read gigabytes fails alone instead of taking the shared machine's memory."""
+    privbench read gigabytes fails alone instead of taking the shared machine's memory;
+    SIGINT back to its default."""
     def limit() -> None:
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (MAX_AS_BYTES, MAX_AS_BYTES))
+        # a Ctrl-C reaches the command as from a terminal, even when the probe runs as a
+        # background job (which inherits SIGINT ignored)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         if then is not None:
             then()
     return limit
