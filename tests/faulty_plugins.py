@@ -62,6 +62,21 @@ class Slow(_Base):
         return self.result(np.eye(problem.n))
 
 
+class Deaf(_Base):
+    """Catches every KeyboardInterrupt and keeps going: a Ctrl-C alone cannot stop it."""
+
+    name = "faulty_deaf"
+
+    def solve(self, problem, delta, *, seed=None):
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            try:
+                time.sleep(0.05)
+            except KeyboardInterrupt:
+                pass
+        return self.result(np.eye(problem.n))
+
+
 @pb.hookimpl
 def privbench_register_mechanisms():
-    return [Crash, Hang, Invalid, OverBudget, Die, Slow]
+    return [Crash, Hang, Invalid, OverBudget, Die, Slow, Deaf]

@@ -130,6 +130,21 @@ def test_resume_after_sigkill_loses_only_runs_in_flight(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_a_ctrl_c_stops_privbench_even_if_a_plugin_swallows_it(tmp_path: Path) -> None:
+    """The shutdown watchdog: a run that catches every KeyboardInterrupt keeps the sweep
+    from unwinding; SHUTDOWN_GRACE_S later privbench exits 130 anyway, with a message."""
+    spec = _write_spec(tmp_path / "s.toml", ["faulty_deaf"], [0.1])
+    env = {**_env(), "PRIVBENCH_SHUTDOWN_GRACE_S": "2"}
+    proc = subprocess.Popen([sys.executable, "-m", "privbench", "sweep", str(spec), "--db",
+                             str(tmp_path / "r.sqlite"), "--timeout", "500"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)  # the run is in progress
+    os.kill(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)  # without the watchdog: 300 s (the plugin's own end)
+    assert proc.returncode == 130
+    assert "stopping took over 2 s" in err and "Traceback" not in err
+
+
 def test_interrupting_a_process_sweep_stops_promptly(tmp_path: Path) -> None:
     spec = _write_spec(tmp_path / "s.toml", ["faulty_hang"], [0.1, 0.2, 0.3, 0.4])
     db = tmp_path / "r.sqlite"

@@ -11,7 +11,7 @@ import os
 import pkgutil
 import sys
 
-from privbench.protocol.abort import handle_sigterm, terminated
+from privbench.protocol.abort import handle_sigint, handle_sigterm, terminated
 from privbench.protocol.env import env_flag
 from privbench.protocol.errors import PrivbenchError, StoreReadError, StoreWriteError
 
@@ -130,9 +130,11 @@ def _debug() -> bool:
 
 def console() -> None:
     """The ``privbench`` command: :func:`main`, then exit even if a plugin left a
-    non-daemon thread running (Python would wait for it forever)."""
+    non-daemon thread running (Python would wait for it forever). A Ctrl-C here also
+    bounds how long stopping may take (:mod:`privbench.protocol.abort`)."""
     import threading
 
+    handle_sigint()
     code = main()
     left = [t.name for t in threading.enumerate()
             if t is not threading.main_thread() and not t.daemon and t.is_alive()]
