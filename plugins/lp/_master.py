@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import privbench as pb
+from privbench.protocol.buffers import GrowingArrays
 
 
 def check_columns(n: int, cols: np.ndarray, cost: np.ndarray, budget: np.ndarray
@@ -56,45 +57,36 @@ class MasterArrays:
     def __init__(self, n: int, delta: float) -> None:
         self.n = int(n)
         self.delta = float(delta)
-        self.size = 0
-        self._cols = np.zeros(0, dtype=np.int64)
-        self._cost = np.zeros(0)
-        self._budget = np.zeros(0)
+        self._arrays = GrowingArrays(cols=np.zeros(0, dtype=np.int64), cost=np.zeros(0),
+                                     budget=np.zeros(0))
         self.counts = np.zeros(self.n, dtype=np.int64)
 
     @property
+    def size(self) -> int:
+        return self._arrays.size
+
+    @property
     def cols(self) -> np.ndarray:
-        return self._cols[: self.size]
+        return self._arrays.view("cols")
 
     @property
     def cost(self) -> np.ndarray:
-        return self._cost[: self.size]
+        return self._arrays.view("cost")
 
     @property
     def budget(self) -> np.ndarray:
-        return self._budget[: self.size]
+        return self._arrays.view("budget")
 
     def add(self, cols: np.ndarray, cost: np.ndarray, budget: np.ndarray) -> None:
         cols, cost, budget = check_columns(self.n, cols, cost, budget)
-        end = self.size + cols.size
-        if end > self._cols.size:
-            capacity = max(end, 2 * self._cols.size, 16)
-            for name in ("_cols", "_cost", "_budget"):
-                old = getattr(self, name)
-                grown = np.zeros(capacity, dtype=old.dtype)
-                grown[: self.size] = old[: self.size]
-                setattr(self, name, grown)
-        self._cols[self.size:end] = cols
-        self._cost[self.size:end] = cost
-        self._budget[self.size:end] = budget
+        self._arrays.append(cols=cols, cost=cost, budget=budget)
         self.counts += np.bincount(cols, minlength=self.n)
-        self.size = end
 
     def set_costs(self, cost: np.ndarray) -> None:
         cost = np.asarray(cost, dtype=float).ravel()
         if cost.shape != (self.size,):
             raise ValueError(f"set_costs: got {cost.size} costs for {self.size} columns")
-        self._cost[: self.size] = cost
+        self.cost[:] = cost
 
     def uncovered_rows(self) -> np.ndarray:
         """Simplex rows with no column yet (the master would be infeasible)."""

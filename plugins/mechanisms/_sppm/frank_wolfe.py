@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from privbench import LPBackend, LPSolution, PrivacyProblem, ValidationError, validate_mapping
+from privbench.protocol.buffers import GrowingArrays
 from privbench.protocol.feasibility import pull_into_budget
 
 from .atoms import AtomSet
@@ -160,40 +161,24 @@ class ActiveSet:
             self.balls = Balls(problem.distortion)
         timers["pricing"] += time.perf_counter() - t
 
-    # V's arrays live in buffers that double when full: an iteration appends a few hundred
-    # pairs to ~10^5-10^6, which concatenation would copy whole
+    # V's arrays grow in doubling buffers (privbench.protocol.buffers)
     @property
     def rows(self) -> np.ndarray:
-        return self._rows[: self._size]
+        return self._pairs.view("rows")
 
     @property
     def cols(self) -> np.ndarray:
-        return self._cols[: self._size]
+        return self._pairs.view("cols")
 
     @property
     def a(self) -> np.ndarray:
-        return self._a[: self._size]
+        return self._pairs.view("a")
 
     def _set_pairs(self, rows: np.ndarray, cols: np.ndarray, a: np.ndarray) -> None:
-        self._rows = np.array(rows, dtype=np.int64)
-        self._cols = np.array(cols, dtype=np.int64)
-        self._a = np.array(a, dtype=np.float64)
-        self._size = self._rows.size
+        self._pairs = GrowingArrays(rows=np.asarray(rows, dtype=np.int64),
+                                    cols=np.asarray(cols, dtype=np.int64),
+                                    a=np.asarray(a, dtype=np.float64))
         self.keys = set((self.rows * self.n + self.cols).tolist())
-
-    def _append(self, rows: np.ndarray, cols: np.ndarray, a: np.ndarray) -> None:
-        end = self._size + rows.size
-        if end > self._rows.size:
-            capacity = max(end, 2 * self._rows.size)
-            for name in ("_rows", "_cols", "_a"):
-                old = getattr(self, name)
-                grown = np.zeros(capacity, dtype=old.dtype)
-                grown[: self._size] = old[: self._size]
-                setattr(self, name, grown)
-        self._rows[self._size:end] = rows
-        self._cols[self._size:end] = cols
-        self._a[self._size:end] = a
-        self._size = end
 
     def _fresh(self, best_i: np.ndarray, best_v: np.ndarray, mu: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -325,7 +310,7 @@ class ActiveSet:
         self.keys.update(keys.tolist())
         na = problem.p_b[nj] * problem.distortion.pairs(ni, nj)
         self.backend.add_columns(nj, pair_costs(L, problem.joint, ni, nj, empty, empty_cost), na)
-        self._append(ni, nj, na)
+        self._pairs.append(rows=ni, cols=nj, a=na)
         self._in_backend = self.rows.size
         return int(ni.size)
 
