@@ -137,8 +137,9 @@ def test_a_ctrl_c_stops_privbench_even_if_a_plugin_swallows_it(tmp_path: Path) -
     env = {**_env(), "PRIVBENCH_SHUTDOWN_GRACE_S": "2"}
     proc = subprocess.Popen([sys.executable, "-m", "privbench", "sweep", str(spec), "--db",
                              str(tmp_path / "r.sqlite"), "--timeout", "500"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    time.sleep(4)  # the run is in progress
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(4)  # the run is in progress (SIGINT as from a terminal: see the next test)
     os.kill(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)  # without the watchdog: 300 s (the plugin's own end)
     assert proc.returncode == 130
