@@ -21,6 +21,7 @@ class GrowingArrays:
         self.size = sizes.pop() if sizes else 0
 
     def view(self, name: str) -> np.ndarray:
+        """The filled part of array ``name``; it stays valid (unchanged) after appends."""
         return self._data[name][: self.size]
 
     def append(self, **values: np.ndarray) -> None:
