@@ -1,19 +1,25 @@
 """SPPM's dual mode on census, this code against its earlier settings, interleaved.
 
-Each argument is one solve: ``<top_k>:<new|old>`` (census, Δ = 0.5, the ``sppm`` plugin's
-dual-mode options, tol 1e-3; needs ``PRIVBENCH_DATA_DIR``). ``old`` runs with the
+Each argument is one solve: ``<top_k>:<new|old|scipy>`` (census, Δ = 0.5, the ``sppm``
+plugin's dual-mode options, tol 1e-3; needs ``PRIVBENCH_DATA_DIR``). ``old`` runs with the
 settings before ``docs/sppm-scaling.md``'s census section (the working pairs W = V at
 every temperature; Hamming pricing with 8-nat cost classes, 64 blocks per superblock;
-the smoothed dual's pass on one thread), ``new`` as the code is. Prints wall and CPU
-seconds, the load average, the certified gap, the dual rounds and the solver's timers.
+the smoothed dual's pass on one thread), ``scipy`` with the dual ascent as it was before
+the projected L-BFGS (scipy's L-BFGS-B, the objective's glue in numpy), ``new`` as the
+code is. Prints wall and CPU seconds, the load average, the certified gap, the dual
+rounds and the solver's timers.
 
     PRIVBENCH_DATA_DIR=/work/shared/data python tools/measure_sppm_census.py all:new all:old
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import time
+
+import numpy as np
+import scipy.optimize as so
 
 import privbench as pb
 import privbench.plugins.mechanisms._sppm.dual_mode as dual_mode
@@ -31,6 +37,41 @@ OLD = {(dual_mode, "FOCUS_MAX_TAU"): -1.0,
 NEW = {key: getattr(*key) for key in OLD}
 
 
+def _scipy_ascend(dual, par, tau, box, shape):  # noqa: ANN001, ANN202 - the old code
+    """``dual_mode._ascend`` before the projected L-BFGS: scipy's L-BFGS-B, restarted
+    without memory after each widening of W."""
+    evaluations = 0
+    if tau > dual_mode.FOCUS_MAX_TAU:
+        dual.focus_all()
+    else:
+        dual.focus(par[:-1].reshape(shape), math.exp(par[-1]), tau)
+    bounds = list(zip(box[0].tolist(), box[1].tolist(), strict=True))
+    for _ in range(dual_mode.FOCUS_TRIES):
+        res = so.minimize(_scipy_objective, par, args=(dual, tau), jac=True,
+                          method="L-BFGS-B", bounds=bounds, options={"maxiter": 3000})
+        par = res.x
+        evaluations += int(res.nfev)
+        if not dual.widen(par[:-1].reshape(shape), math.exp(par[-1]), tau):
+            break
+    return par, evaluations
+
+
+def _scipy_objective(par, dual, tau):  # noqa: ANN001, ANN202 - the old code
+    """``RestrictedDual.objective`` before the compiled decoder and chain rule."""
+    theta = par[:-1].reshape(dual.live.size - 1, -1)
+    nu = math.exp(par[-1])
+    log_r = dual_mode.log_softmax(theta)
+    value, GT, used = dual._pass(np.ascontiguousarray((log_r - dual.log_p).T), nu, tau)
+    G = GT.T
+    r = np.exp(log_r)
+    g_theta = (G - r * G.sum(axis=0))[:-1]
+    return -value, -np.concatenate([g_theta.ravel(), [(used - dual.delta) * nu]])
+
+
+SCIPY = {(dual_mode, "_ascend"): _scipy_ascend}
+NOW = {(dual_mode, "_ascend"): dual_mode._ascend}
+
+
 def main() -> None:
     backend = pb.get_lp_backend("mckp")
     options = SPPM(mode="dual")._options()
@@ -42,7 +83,8 @@ def main() -> None:
         if top_k not in problems:
             problems[top_k] = pb.load_dataset("census",
                                               top_k=top_k if top_k == "all" else int(top_k))
-        for (module, name), value in (OLD if which == "old" else NEW).items():
+        for (module, name), value in {**(OLD if which == "old" else NEW),
+                                      **(SCIPY if which == "scipy" else NOW)}.items():
             setattr(module, name, value)
         with open("/proc/loadavg") as f:
             load = f.read().split()[0]

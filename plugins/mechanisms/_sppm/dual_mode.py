@@ -36,6 +36,7 @@ import scipy.optimize as so
 from privbench import PrivacyProblem
 
 from .._softmin import CUTOFF, soft_weights
+from . import lbfgs
 from .leakage import leakage_nats, output_joint
 from .pricing import BLOCK_ENTRIES
 
@@ -54,6 +55,10 @@ COARSE_EXIT = 0.02
 PRIMAL_MIN_TAU = 1e-4
 #: decoder logits are kept in [-LOGIT_BOUND, LOGIT_BOUND] (r >= ~1e-13: finite costs)
 LOGIT_BOUND = 30.0
+#: log ν is kept in this range
+LOG_NU_BOUNDS = (-25.0, 10.0)
+#: most L-BFGS iterations per temperature (and per widening of W)
+MAXITER = 3000
 #: a pair joins V when it beats the input's minimum over V by more than this (nats)
 VIOLATION = 1e-12
 #: each temperature's ascent evaluates only the working pairs W of V: those within
@@ -142,6 +147,40 @@ def _gaps(LT, ST, rows, d, starts, nu):  # pragma: no cover - compiled
     return out
 
 
+@numba.njit(cache=True)
+def _decoder(par, log_p, LT, rT):  # pragma: no cover - compiled
+    """From L-BFGS's point (the (k-1) x n logits θ, row-major, then log ν): L[a, i] =
+    log r(a | i) - log p(a) and r(a | i) into the (n, k) arrays LT and rT (the last private
+    value's logit is 0). k exponentials and one logarithm per output."""
+    n, k = LT.shape
+    for i in range(n):
+        top = 0.0
+        for a in range(k - 1):
+            top = max(top, par[a * n + i])
+        z = 0.0
+        for a in range(k):
+            e = math.exp((par[a * n + i] if a < k - 1 else 0.0) - top)
+            rT[i, a] = e
+            z += e
+        lse = top + math.log(z)
+        for a in range(k):
+            LT[i, a] = (par[a * n + i] if a < k - 1 else 0.0) - lse - log_p[a]
+            rT[i, a] /= z
+
+
+@numba.njit(cache=True)
+def _chain(GT, rT, out):  # pragma: no cover - compiled
+    """out[a * n + i] = -(G[a, i] - r(a | i) Σ_b G[b, i]) for a < k - 1: minus the gradient
+    in θ (the chain rule through the softmax), L-BFGS's layout."""
+    n, k = GT.shape
+    for i in range(n):
+        s = 0.0
+        for a in range(k):
+            s += GT[i, a]
+        for a in range(k - 1):
+            out[a * n + i] = -(GT[i, a] - rT[i, a] * s)
+
+
 def log_softmax(theta: np.ndarray) -> np.ndarray:
     """log r for the free logits θ ((k-1) x n; the last private value's logit is 0)."""
     full = np.vstack([theta, np.zeros((1, theta.shape[1]))])
@@ -184,6 +223,7 @@ class RestrictedDual:
         p = self.problem
         self.live = np.flatnonzero(p.p_a > 0)
         self.log_p = np.log(p.p_a[self.live])[:, None]
+        self.log_p_flat = np.ascontiguousarray(self.log_p[:, 0])
         safe = np.where(p.p_b > 0, p.p_b, 1.0)
         self.S = p.joint[self.live] / safe[None, :]
         self.ST = np.ascontiguousarray(self.S.T)
@@ -258,10 +298,11 @@ class RestrictedDual:
     def evaluate(self, theta: np.ndarray, nu: float, tau: float
                  ) -> tuple[float, np.ndarray, float]:
         """(smoothed dual value, its gradient in L, E[d] of the soft assignment)."""
-        return self._pass(self.L_of(theta), nu, tau)
+        value, GT, used = self._pass(np.ascontiguousarray(self.L_of(theta).T), nu, tau)
+        return value, GT.T, used
 
-    def _pass(self, L: np.ndarray, nu: float, tau: float) -> tuple[float, np.ndarray, float]:
-        LT = np.ascontiguousarray(L.T)
+    def _pass(self, LT: np.ndarray, nu: float, tau: float) -> tuple[float, np.ndarray, float]:
+        """(value, its gradient in L as (n, k), E[d]) at L = LT.T, over W."""
         args = (LT, self.ST, self.p_b, self.w_rows, self.w_d, self.w_starts, nu, tau)
         GTs = [np.zeros_like(LT) for _ in self.ranges]
         later = None
@@ -276,7 +317,7 @@ class RestrictedDual:
             parts.append(_soft_pass(*args, GTs[1], self.w, *self.ranges[1]))
         value, used = sum(v for v, _ in parts), sum(u for _, u in parts)
         GT = GTs[0] if len(GTs) == 1 else GTs[0] + GTs[1]
-        return value - nu * self.delta, GT.T, used
+        return value - nu * self.delta, GT, used
 
     def close(self) -> None:
         """Stop the pass's second thread (if it started)."""
@@ -285,15 +326,16 @@ class RestrictedDual:
             self._pool = None
 
     def objective(self, par: np.ndarray, tau: float) -> tuple[float, np.ndarray]:
-        """-value and -gradient in (θ, log ν), for L-BFGS."""
-        theta = par[:-1].reshape(self.live.size - 1, -1)
+        """-value and -gradient in (θ, log ν), for L-BFGS (compiled but for the pass)."""
+        n, k = self.problem.n, self.live.size
         nu = math.exp(par[-1])
-        log_r = log_softmax(theta)  # once: the pass and the chain rule both need it
-        value, G, used = self._pass(log_r - self.log_p, nu, tau)
-        r = np.exp(log_r)
-        g_theta = (G - r * G.sum(axis=0))[:-1]  # chain rule through the softmax
-        g_nu = (used - self.delta) * nu
-        return -value, -np.concatenate([g_theta.ravel(), [g_nu]])
+        LT, rT = np.empty((n, k)), np.empty((n, k))
+        _decoder(par, self.log_p_flat, LT, rT)
+        value, GT, used = self._pass(LT, nu, tau)
+        grad = np.empty(par.size)
+        _chain(GT, rT, grad)
+        grad[-1] = -(used - self.delta) * nu
+        return -value, grad
 
     def soft_mapping(self, theta: np.ndarray, nu: float, tau: float) -> tuple[np.ndarray, float]:
         """The soft assignment on W as mapping values x on V (columns sum to one), and its E[d]."""
@@ -386,17 +428,18 @@ def dual_rounds(problem: PrivacyProblem, delta: float, rows: np.ndarray, cols: n
     taus = [t for t in TAUS if t > floor] + [floor]
     stop = "dual mode: rounds exhausted"
     coarse = True
+    box = (np.r_[np.full(theta.size, -LOGIT_BOUND), LOG_NU_BOUNDS[0]],
+           np.r_[np.full(theta.size, LOGIT_BOUND), LOG_NU_BOUNDS[1]])
     for rnd in range(rounds):
         t0 = time.perf_counter()
         evaluations = 0
         par = np.concatenate([theta.ravel(), [log_nu]])
-        bounds = [(-LOGIT_BOUND, LOGIT_BOUND)] * theta.size + [(-25.0, 10.0)]
         if coarse:  # V is still growing fast: no need for a sharp dual yet
             stages = taus[:LATER_START] if rnd == 0 else taus[LATER_START - 1: LATER_START]
         else:
             stages = taus[LATER_START:]
         for tau in stages:
-            par, nfev = _ascend(dual, par, tau, bounds, theta.shape)
+            par, nfev = _ascend(dual, par, tau, box, theta.shape)
             evaluations += nfev
             if tau >= PRIMAL_MIN_TAU or tau == taus[-1]:
                 ub, xs = dual.primal(par[:-1].reshape(theta.shape), math.exp(par[-1]), tau)
@@ -431,21 +474,23 @@ def dual_rounds(problem: PrivacyProblem, delta: float, rows: np.ndarray, cols: n
     return rows_b, cols_b, x_b, best_lb, stop
 
 
-def _ascend(dual: RestrictedDual, par: np.ndarray, tau: float, bounds: list,
+def _ascend(dual: RestrictedDual, par: np.ndarray, tau: float, box: tuple[np.ndarray, np.ndarray],
             shape: tuple[int, int]) -> tuple[np.ndarray, int]:
-    """L-BFGS-B on the smoothed dual at τ over the working pairs W, from ``par``; W is
-    widened (and the ascent resumed) while pairs of V outside it would carry weight at
-    the end point. Returns the end point and the evaluations spent."""
+    """L-BFGS (:mod:`.lbfgs`) on the smoothed dual at τ over the working pairs W, from
+    ``par``; W is widened (and the ascent resumed with the same curvature pairs) while
+    pairs of V outside it would carry weight at the end point. Returns the end point and
+    the evaluations spent."""
     evaluations = 0
     if tau > FOCUS_MAX_TAU:
         dual.focus_all()
     else:
         dual.focus(par[:-1].reshape(shape), math.exp(par[-1]), tau)
+    memory = lbfgs.Memory(par.size)
     for _ in range(FOCUS_TRIES):
-        res = so.minimize(dual.objective, par, args=(tau,), jac=True, method="L-BFGS-B",
-                          bounds=bounds, options={"maxiter": 3000})
+        res = lbfgs.minimize(lambda p: dual.objective(p, tau), par, *box, memory,
+                             maxiter=MAXITER)
         par = res.x
-        evaluations += int(res.nfev)
+        evaluations += res.nfev
         if not dual.widen(par[:-1].reshape(shape), math.exp(par[-1]), tau):
             break
     return par, evaluations
