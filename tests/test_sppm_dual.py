@@ -228,3 +228,24 @@ def test_a_split_pass_equals_one_pass_and_threads_do_not_change_it(monkeypatch) 
         assert one[0] == two[0] and np.array_equal(one[1], two[1])
         np.testing.assert_array_equal(split[0].w, split[1].w)
     split[1].close()
+
+
+def test_the_pass_exponential_matches_numpy_to_a_few_ulps() -> None:
+    """The pass's polynomial e^x over its whole range [-CUTOFF, 0] (its weights feed the
+    ascent direction and the primal point, never a bound)."""
+    import numba
+
+    import privbench.plugins.mechanisms._sppm.dual_mode as dual_mode
+
+    @numba.njit
+    def exps(x: np.ndarray) -> np.ndarray:
+        out = np.empty_like(x)
+        for i in range(x.size):
+            out[i] = dual_mode._exp(x[i])
+        return out
+
+    rng = np.random.default_rng(0)
+    x = np.concatenate([-np.linspace(0.0, dual_mode.CUTOFF, 100_001),
+                        -rng.uniform(0.0, dual_mode.CUTOFF, 50_000), [-1e-300, -0.5 * LN2]])
+    rel = np.abs(exps(x) - np.exp(x)) / np.exp(x)
+    assert rel.max() < 2e-15

@@ -35,7 +35,7 @@ import scipy.optimize as so
 
 from privbench import PrivacyProblem
 
-from .._softmin import CUTOFF, soft_weights
+from .._softmin import CUTOFF
 from . import lbfgs
 from .leakage import leakage_nats, output_joint
 from .pricing import BLOCK_ENTRIES
@@ -86,7 +86,25 @@ def _cost(LT, ST, rows, d, j, t, nu):  # pragma: no cover - compiled
     return c
 
 
-@numba.njit(cache=True, nogil=True)
+#: e^x on [-CUTOFF, 0] as x = k ln 2 + r, |r| <= ln 2 / 2: e^r by its Taylor polynomial
+#: of degree 12 (relative error < 1e-15), 2^-k from a table; Cody-Waite's split of ln 2
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+_POW2 = 2.0 ** -np.arange(int(CUTOFF / LN2) + 2, dtype=np.float64)
+_TAYLOR = tuple(1.0 / math.factorial(q) for q in range(12, -1, -1))
+
+
+@numba.njit(cache=True, inline="always")
+def _exp(x):  # pragma: no cover - compiled
+    """e^x for -CUTOFF <= x <= 0, without a libm call (so a loop of them vectorises)."""
+    kf = math.floor(x * (1.0 / LN2) + 0.5)
+    r = (x - kf * _LN2_HI) - kf * _LN2_LO
+    p = 0.0
+    for c in _TAYLOR:
+        p = p * r + c
+    return p * _POW2[np.int64(-kf)]
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w, j_lo, j_hi):  # pragma: no cover
     """Σ_j p_j softmin_τ over input j's pairs of ĉ_ij = Σ_a S[j,a] L[i,a] + ν d_ij, for
     the inputs j_lo <= j < j_hi (the GIL is released: two ranges can run at once).
@@ -94,7 +112,9 @@ def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w, j_lo, j_hi):  # pra
     Pairs are sorted by input (``starts``); arrays are (n, k) for locality. Fills ``w``
     with the soft assignment (each input's entries sum to one), adds the value's gradient
     with respect to L into ``GT``, and returns (value, E[d]). Terms below e^-CUTOFF of
-    the largest count as 0.
+    the largest count as 0. Branch-free inner loops (about half the pairs are beyond the
+    cut at coarse temperatures: a branch there mispredicts) and sums in any order (the
+    results differ from an ordered sum in the last bits only).
     """
     k = LT.shape[1]
     value = 0.0
@@ -104,16 +124,24 @@ def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w, j_lo, j_hi):  # pra
         lo, hi = starts[j], starts[j + 1]
         if lo == hi:
             continue
+        m = np.inf
         for t in range(lo, hi):
-            w[t] = _cost(LT, ST, rows, d, j, t, nu)
-        m, z = soft_weights(w, lo, hi, inv)
+            c = _cost(LT, ST, rows, d, j, t, nu)
+            w[t] = c
+            m = min(m, c)
+        z = 0.0
+        for t in range(lo, hi):
+            x = (m - w[t]) * inv
+            e = _exp(max(x, -CUTOFF))
+            e = e if x > -CUTOFF else 0.0
+            w[t] = e
+            z += e
         value += p_b[j] * (m - tau * math.log(z))
+        iz = 1.0 / z
         for t in range(lo, hi):
-            x = w[t] / z
+            x = w[t] * iz
             w[t] = x
             wt = x * p_b[j]
-            if wt == 0.0:
-                continue
             used += wt * d[t]
             i = rows[t]
             for a in range(k):
