@@ -28,6 +28,7 @@ from privbench import LPBackend, LPSolution, PrivacyProblem, ValidationError, va
 from privbench.protocol.buffers import GrowingArrays
 from privbench.protocol.feasibility import pull_into_budget
 
+from . import working_set
 from .atoms import AtomSet
 from .columns import normalise_columns
 from .hamming_pricing import HammingPricer
@@ -271,6 +272,18 @@ class ActiveSet:
         rows, cols = rows.astype(np.int64), cols.astype(np.int64)
         self._set_pairs(rows, cols, self.problem.p_b[cols] * self.problem.distortion.pairs(rows, cols))
 
+    def extend(self, rows: np.ndarray, cols: np.ndarray) -> None:
+        """Append pairs found outside a linear step (a working-set burst); the master gets
+        their costs at the next linear step, which sets every cost."""
+        problem = self.problem
+        rows, cols = rows.astype(np.int64), cols.astype(np.int64)
+        a = problem.p_b[cols] * problem.distortion.pairs(rows, cols)
+        self.keys.update((rows * self.n + cols).tolist())
+        if self._in_backend:
+            self.backend.add_columns(cols, np.zeros(rows.size), a)
+        self._pairs.append(rows=rows, cols=cols, a=a)
+        self._in_backend = self.rows.size if self._in_backend else 0
+
     def padded(self, x: np.ndarray) -> np.ndarray:
         """x extended with zeros for the pairs added since (V only grows between prunes)."""
         return np.concatenate([x, np.zeros(self.rows.size - x.size)])
@@ -356,6 +369,9 @@ class FrankWolfe:
     corrective_steps: int
     prune_after: int
     on_iteration: Callable[[dict[str, Any]], None] | None = None
+    #: Frank-Wolfe steps on the working inputs between two full iterations (:mod:`.working_set`)
+    restricted_steps: int = 0
+    last_prune: int = 0
     best_lb: float = 0.0
     lam: float = 0.0
     steps: int = 0
@@ -396,7 +412,10 @@ def run_frank_wolfe(s: FrankWolfe) -> None:
     """Algorithm 1: linear step by column generation, exact line search, until the
     certified gap is below ``fw_tol`` bits or ``iterations`` steps were taken."""
     P, p_a, V = s.problem.joint, s.problem.p_a, s.V
-    for it in range(s.iterations + 1):
+    bursts = working_set.enabled(s)
+    it = -1
+    while it < s.iterations:
+        it += 1
         _maybe_prune(s, it)
         Q = output_joint(P, V.rows, V.cols, s.x, V.n)
         f = leakage_nats(Q, p_a)
@@ -415,12 +434,17 @@ def run_frank_wolfe(s: FrankWolfe) -> None:
             s.stop = "no descent step (numerically converged)"
             return
         s.steps += 1
+        if bursts:
+            it += working_set.burst(s, min(s.restricted_steps, s.iterations - it - 1), it)
+            if s.stop == "tolerance":
+                return
 
 
 def _maybe_prune(s: FrankWolfe, it: int) -> None:
     """Every ``prune_after`` iterations drop pairs unused that long, if it shrinks V enough."""
-    if not (s.prune_after and it and it % s.prune_after == 0):
+    if not (s.prune_after and it - s.last_prune >= s.prune_after):
         return
+    s.last_prune = it
     keep = (s.x > 0) | (it - s.last_used < s.prune_after)
     if keep.mean() < 0.8:  # worth a master rebuild
         kept = s.V.prune(keep)

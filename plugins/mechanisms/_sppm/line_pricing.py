@@ -14,6 +14,8 @@ the result is exactly the dense minimum, which the tests check.
 
 from __future__ import annotations
 
+import copy
+
 import numba
 import numpy as np
 
@@ -118,9 +120,12 @@ def _scan_block(L, P, j, w, xj, ecost, empty, coord, order, kind, lo, hi, best, 
 
 
 @numba.njit(cache=True, nogil=True)
-def _price_line(L, P, weight, empty, ecost, coord, order, rank, block, kind, lmin, emp, side,
-                side_emp, block_lo, block_hi, j_lo, j_hi, best_i, best_v):  # pragma: no cover
+def _price_line(L, P, weight, empty, ecost, coord, order, in_coord, in_home, block, kind, lmin,
+                emp, side, side_emp, block_lo, block_hi, j_lo, j_hi, best_i, best_v):  # pragma: no cover
     """(argmin_i, min_i) of c_ij + weight_j d(x_i, x_j) for inputs j_lo <= j < j_hi.
+
+    ``in_coord[j]`` is input j's coordinate, ``in_home[j]`` the block it falls in (any
+    block gives the exact minimum: the walk covers every block, this one is just first).
 
     After b_j's own block the walk goes right, then left; it stops as soon as the cost
     bound of everything left in that direction plus the distortion to the next block
@@ -128,13 +133,14 @@ def _price_line(L, P, weight, empty, ecost, coord, order, rank, block, kind, lmi
     whose range bound plus the distortion to the run's near end cannot, else it scans
     the block.
     """
-    n_a, n = P.shape
+    n_a = P.shape[0]
+    n = order.size
     levels, nb = lmin.shape[0], lmin.shape[1]
     top = levels - 1
     for j in range(j_lo, j_hi):
-        xj = coord[j]
+        xj = in_coord[j]
         w = weight[j]
-        home = rank[j] // block
+        home = in_home[j]
         best, arg = _scan_block(L, P, j, w, xj, ecost, empty, coord, order, kind,
                                 home * block, min(home * block + block, n), np.inf, -1)
         for direction in range(2):
@@ -186,6 +192,7 @@ class LinePricer:
     def __init__(self, coord: np.ndarray, metric: str, block: int = BLOCK,
                  threads: int = 1) -> None:
         self.coord = np.ascontiguousarray(coord, dtype=np.float64)
+        self.metric = metric
         self.kind = KINDS[metric]
         self.order = np.argsort(self.coord, kind="stable").astype(np.int64)
         self.rank = np.empty_like(self.order)
@@ -195,6 +202,9 @@ class LinePricer:
         last = np.minimum(first + self.block, self.order.size) - 1
         self.block_lo = self.coord[self.order[first]]
         self.block_hi = self.coord[self.order[last]]
+        #: the inputs priced (all symbols; :meth:`for_inputs` takes a subset)
+        self.in_coord = self.coord
+        self.in_home = self.rank // self.block
         self.threads = max(1, int(threads))
         self._chunks = InputChunks(self.threads, "sppm-pricing")
 
@@ -206,11 +216,22 @@ class LinePricer:
             return False
         return metric != "hamming" or bool(np.all((points == 0) | (points == 1)))
 
+    def for_inputs(self, inputs: np.ndarray) -> LinePricer:
+        """This pricer for the inputs ``inputs`` only (symbol indices; input k of
+        :meth:`price` is symbol ``inputs[k]``), over the same outputs and threads."""
+        sub = copy.copy(self)
+        sub.in_coord = self.coord[inputs]
+        sub.in_home = self.in_home[inputs]
+        return sub
+
     def price(self, L: np.ndarray, P: np.ndarray, p_b: np.ndarray, lam: float,
               empty: np.ndarray, empty_cost: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray]:
         """(argmin_i, min_i) of c_ij - λ p(b_j) d(b̂_i, b_j) over all outputs, for every j."""
         n = P.shape[1]
+        if n != self.in_coord.size or L.shape[1] != self.coord.size:
+            raise ValueError(f"line pricing: {n} inputs and {L.shape[1]} outputs, built for "
+                             f"{self.in_coord.size} and {self.coord.size}")
         L = np.ascontiguousarray(L, dtype=np.float64)
         P = np.ascontiguousarray(P, dtype=np.float64)
         empty = np.ascontiguousarray(empty, dtype=np.bool_)
@@ -221,8 +242,8 @@ class LinePricer:
         best_v = np.empty(n)
 
         def run(lo: int, hi: int) -> None:
-            _price_line(L, P, weight, empty, ecost, self.coord, self.order, self.rank,
-                        self.block, self.kind, *tables, self.block_lo, self.block_hi, lo, hi,
+            _price_line(L, P, weight, empty, ecost, self.coord, self.order, self.in_coord,
+                        self.in_home, self.block, self.kind, *tables, self.block_lo, self.block_hi, lo, hi,
                         best_i, best_v)
 
         self._chunks.run(run, n, self.min_parallel)

@@ -39,7 +39,8 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
                variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
                exact_every: int = 10, rounds: int = 1, prune_after: int = 0,
                threads: int = 0, mode: str = "frank-wolfe", polish_rounds: int = 20,
-               handover: float = 1e-3, warmup: int = 100, x0: Any = None,
+               handover: float = 1e-3, warmup: int = 100, restricted_steps: int = 0,
+               x0: Any = None,
                on_iteration: Callable[[dict[str, Any]], None] | None = None) -> SPPMOutcome:
     """Run SPPM; stop after ``iterations`` steps or once the certified gap < ``tol`` bits.
 
@@ -62,7 +63,8 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
     state = FrankWolfe(problem, delta, V, x.copy(), atoms, eta, tol,
                        max(tol, handover) if handover_first else tol,
                        min(iterations, warmup) if mode == "dual" else iterations,
-                       exact_every, corrective_steps, prune_after, on_iteration, t0=t_total)
+                       exact_every, corrective_steps, prune_after, on_iteration,
+                       restricted_steps=restricted_steps, t0=t_total)
     backend.start(problem.n, delta)
     try:
         with one_blas_thread():  # thousands of vector dot products; pricing has its threads

@@ -1,0 +1,300 @@
+"""Frank-Wolfe steps on the working inputs only, between two full iterations.
+
+Most inputs never move: on ``synthetic:m=14`` 876 of 16,384 inputs ever leave the
+output they start at (the rest are far from the budget's frontier). An input with a
+single pair in V is *frozen* there (its column is that pair, x = 1); the others, the
+working inputs W, form a restricted problem: the same I(A; B̂), the frozen inputs'
+mass a constant offset, the budget less what the frozen inputs use. Only the outputs
+W's pairs reach, C, move; the others keep their decoder, so W is priced exactly over
+all n outputs (a pair to an output outside C brings it into C). A step of it is a step
+of the full problem (the frozen columns stay put).
+
+Classic Frank-Wolfe leaves mass on every pair a vertex ever used (~50 per working
+input at m = 16), so the restricted master holds only the pairs of the last
+``PRUNE_EVERY`` vertices and the priced ones; the iterate lives on all of them and
+moves by ``x <- (1 - γ) x + γ v`` with Q updated from the vertex alone. An iteration
+costs O(|W| + |C|) plus the pricing's walks and a scaling of x.
+
+Nothing here certifies by itself. At the end of a burst the decoder and λ of its best
+restricted bound are priced exactly over all n² pairs (``λ Δ + Σ_j min_i``), a valid
+bound for any decoder and λ <= 0 (:mod:`.leakage`); and the full iteration that
+follows every burst adds the pairs that price out anywhere, which un-freezes their
+inputs and widens C.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from privbench.protocol.buffers import GrowingArrays
+
+from .columns import normalise_columns
+from .leakage import decoder_logratios, leakage_nats, output_joint, pair_costs
+from .line_pricing import LinePricer
+from .linesearch import exact_line_search
+
+LN2 = math.log(2.0)
+#: a burst ends once its own gap is below this fraction of the tolerance (the exact
+#: certificate then usually is too)
+STOP_FRACTION = 0.9
+#: the restricted master keeps the pairs of the last this many vertices (and the new ones)
+PRUNE_EVERY = 10
+#: a pair enters the restricted master when its reduced cost is below -RC_TOL
+RC_TOL = 1e-10
+#: the restricted pricing runs on the pricer's threads from this many working inputs
+MIN_PARALLEL = 1024
+
+
+def enabled(s) -> bool:
+    """Bursts need exact pricing on a line and classic steps."""
+    return s.restricted_steps > 0 and isinstance(s.V.line, LinePricer) and s.atoms is None
+
+
+class _Restricted:
+    """The restricted problem: W's pairs with local indices (inputs: W, outputs: C)."""
+
+    def __init__(self, s, work: np.ndarray, counts: np.ndarray) -> None:
+        V, P, p_a = s.V, s.problem.joint, s.problem.p_a
+        n, self.p_a, self.k = V.n, p_a, work.size
+        mask = counts[V.cols] >= 2
+        in_work, frozen = np.flatnonzero(mask), np.flatnonzero(~mask)
+        self.work, self.in_work = work, in_work
+        self.Q_frozen = output_joint(P, V.rows[frozen], V.cols[frozen], s.x[frozen], n)
+        Q_full = self.Q_frozen + output_joint(P, V.rows[in_work], V.cols[in_work], s.x[in_work], n)
+        #: the decoder on all outputs (C's columns are rewritten every iteration)
+        self.L, self.empty = decoder_logratios(Q_full, p_a, s.eta)
+        self.reach = np.union1d(V.rows[in_work], work)
+        self.local_out = np.full(n, -1, dtype=np.int64)
+        self.local_out[self.reach] = np.arange(self.reach.size)
+        outside = np.ones(n, dtype=bool)
+        outside[self.reach] = False
+        #: I(A; B̂)'s terms outside C and the bound's there (Σ Q L)
+        self.f_out = leakage_nats(Q_full[:, outside], p_a)
+        self.bound_out = float(np.sum(Q_full[:, outside] * self.L[:, outside]))
+        self.offset = np.ascontiguousarray(self.Q_frozen[:, self.reach])
+        self.delta = s.delta - float(V.a[frozen] @ s.x[frozen])
+        self.P = np.ascontiguousarray(P[:, work])
+        self.p_b = s.problem.p_b[work]
+        in_local = np.full(n, -1, dtype=np.int64)
+        in_local[work] = np.arange(work.size)
+        rows, cols = self.local_out[V.rows[in_work]], in_local[V.cols[in_work]]
+        #: every pair of the burst: V's pairs of W (origin: their index in V), then new ones
+        self.pairs = GrowingArrays(rows=rows, cols=cols, a=V.a[in_work], x=s.x[in_work],
+                                   origin=in_work, in_master=np.zeros(in_work.size, dtype=bool))
+        self.index = dict(zip((self.reach[rows] * self.k + cols).tolist(), range(rows.size),
+                              strict=True))
+        self.QW = output_joint(self.P, rows, cols, s.x[in_work], self.reach.size)
+        self.used_x = float(V.a[in_work] @ s.x[in_work])
+        #: the master's pairs (indices into ``pairs``) and the step each last carried mass
+        self.master = np.flatnonzero(s.x[in_work] > 0)
+        self.pairs.view("in_master")[self.master] = True
+        self.last = np.zeros(self.master.size, dtype=np.int64)
+
+    def view(self, name: str) -> np.ndarray:
+        return self.pairs.view(name)
+
+    def widen(self, outputs: np.ndarray) -> None:
+        """Bring ``outputs`` (global, not in C) into C."""
+        outputs = np.unique(outputs)
+        self.local_out[outputs] = np.arange(self.reach.size, self.reach.size + outputs.size)
+        self.reach = np.concatenate([self.reach, outputs])
+        moved = self.Q_frozen[:, outputs]
+        self.offset = np.concatenate([self.offset, moved], axis=1)
+        self.QW = np.concatenate([self.QW, np.zeros_like(moved)], axis=1)
+        self.f_out -= leakage_nats(moved, self.p_a)
+        self.bound_out -= float(np.sum(moved * self.L[:, outputs]))
+
+    def enter(self, outputs: np.ndarray, inputs: np.ndarray, a: np.ndarray, step: int
+              ) -> np.ndarray:
+        """Pairs (global output, local input) into the master (new ones into ``pairs``);
+        returns the indices of those not in the master before."""
+        if np.any(self.local_out[outputs] < 0):
+            self.widen(outputs[self.local_out[outputs] < 0])
+        keys = (outputs * self.k + inputs).tolist()
+        idx = np.array([self.index.get(key, -1) for key in keys], dtype=np.int64)
+        new = idx < 0
+        if new.any():
+            start = self.pairs.size
+            self.pairs.append(rows=self.local_out[outputs[new]], cols=inputs[new], a=a[new],
+                              x=np.zeros(int(new.sum())), origin=np.full(int(new.sum()), -1),
+                              in_master=np.zeros(int(new.sum()), dtype=bool))
+            idx[new] = np.arange(start, self.pairs.size)
+            new_keys = np.asarray(keys, dtype=np.int64)[new].tolist()
+            self.index.update(zip(new_keys, idx[new].tolist(), strict=True))
+        in_master = self.view("in_master")
+        idx = idx[~in_master[idx]]
+        in_master[idx] = True
+        self.master = np.concatenate([self.master, idx])
+        self.last = np.concatenate([self.last, np.full(idx.size, step)])
+        return idx
+
+    def prune_master(self, step: int) -> bool:
+        """Drop the master's pairs no vertex used for ``PRUNE_EVERY`` steps; True if it shrank."""
+        keep = step - self.last < PRUNE_EVERY
+        if keep.mean() >= 0.8:
+            return False
+        self.view("in_master")[self.master[~keep]] = False
+        self.master, self.last = self.master[keep], self.last[keep]
+        return True
+
+
+def burst(s, max_steps: int, it: int) -> int:
+    """Up to ``max_steps`` restricted Frank-Wolfe steps from ``s.x``; returns the steps taken.
+
+    Updates ``s.x`` (and V, with the pairs found), the traces and ``s.best_lb`` (one exact
+    pricing at the end); sets ``s.stop`` to ``"tolerance"`` when the certificate is met.
+    """
+    V = s.V
+    counts = np.bincount(V.cols, minlength=V.n)
+    work = np.flatnonzero(counts >= 2)
+    if max_steps <= 0 or work.size == 0:
+        return 0
+    r = _Restricted(s, work, counts)
+    L_start, empty_start = r.L.copy(), r.empty.copy()
+    master = type(V.backend).create(**V.backend.get_params())
+    pricer = V.line.for_inputs(work)
+    pricer.min_parallel = MIN_PARALLEL
+    try:
+        steps, best = _steps(s, r, pricer, master, max_steps)
+    finally:
+        master.close()
+    _write_back(s, r, it)
+    _certify(s, r, L_start, empty_start, best)
+    return steps
+
+
+def _master_solve(r: _Restricted, master, L: np.ndarray, empty: np.ndarray, fresh: bool,
+                  timers: dict[str, float]):
+    """Solve the restricted master at the decoder L (``fresh``: restart it with all its pairs)."""
+    mp = r.master
+    cost = pair_costs(L, r.P, r.view("rows")[mp], r.view("cols")[mp], empty, None)
+    t = time.perf_counter()
+    if fresh:
+        master.start(r.k, r.delta)
+        master.add_columns(r.view("cols")[mp], cost, r.view("a")[mp])
+    else:
+        master.set_costs(cost)
+    sol = master.solve()
+    timers["lp"] += time.perf_counter() - t
+    if sol.status != "optimal":
+        raise RuntimeError(f"sppm: LP backend {master.name!r} returned {sol.status} on the "
+                           f"working set: {sol.message}")
+    return sol
+
+
+def _steps(s, r: _Restricted, pricer: LinePricer, master, max_steps: int
+           ) -> tuple[int, tuple | None]:
+    """The restricted iterations; returns (steps, (L on C, empty on C, λ, |C|) of the best
+    restricted bound)."""
+    p_a, eta, timers = s.problem.p_a, s.eta, s.V.timers
+    best, best_lb, steps, fresh = None, -np.inf, 0, True
+    while steps < max_steps:
+        if steps and steps % PRUNE_EVERY == 0:
+            fresh = r.prune_master(steps) or fresh
+            # afresh from x now and then (the updates from vertices accumulate rounding)
+            r.QW = output_joint(r.P, r.view("rows"), r.view("cols"), r.view("x"), r.reach.size)
+            r.used_x = float(r.view("a") @ r.view("x"))
+        Q = r.offset + r.QW
+        f_c = leakage_nats(Q, p_a)
+        L, empty = decoder_logratios(Q, p_a, eta)
+        r.L[:, r.reach], r.empty[r.reach] = L, empty
+        sol = _master_solve(r, master, L, empty, fresh, timers)
+        fresh = False
+        lam = min(float(sol.budget_dual), 0.0)
+        t = time.perf_counter()
+        best_i, best_v = pricer.price(r.L, r.P, r.p_b, lam, r.empty)
+        timers["pricing"] += time.perf_counter() - t
+        lb = lam * r.delta + float(best_v.sum()) + float(np.sum(r.offset * L))
+        if lb > best_lb:
+            best_lb, best = lb, (L, empty, lam, r.reach.size)
+        f = r.f_out + f_c
+        if (f - best_lb - r.bound_out) / LN2 < STOP_FRACTION * s.fw_tol:
+            break  # the exact certificate (:func:`_certify`) decides
+        s.checkpoint(f / LN2, max(f - s.best_lb, 0.0) / LN2)
+        if s.on_iteration is not None:
+            s.on_iteration({"iteration": s.steps, "objective_bits": f / LN2,
+                            "gap_bits": s.trace_gap[-1],
+                            "columns": int(s.V.rows.size + r.pairs.size - r.in_work.size)})
+        t = time.perf_counter()
+        moved = _step(r, sol.x, Q, f_c, steps)
+        timers["linesearch"] += time.perf_counter() - t
+        if not moved:
+            break
+        steps += 1
+        s.steps += 1
+        cand = np.flatnonzero(best_v - sol.simplex_duals < -RC_TOL)
+        if cand.size:
+            out = best_i[cand]
+            a = r.p_b[cand] * s.problem.distortion.pairs(out, r.work[cand])
+            added = r.enter(out, cand, a, steps)
+            if added.size and not fresh:
+                master.add_columns(r.view("cols")[added], np.zeros(added.size),
+                                   r.view("a")[added])
+    return steps, best
+
+
+def _step(r: _Restricted, vertex: np.ndarray, Q: np.ndarray, f_c: float, step: int) -> bool:
+    """A classic step toward the master's vertex, as far as the budget allows."""
+    mp = r.master[: vertex.size]
+    rows, cols, a = r.view("rows")[mp], r.view("cols")[mp], r.view("a")[mp]
+    v = normalise_columns(cols, vertex, r.k)
+    used_v = float(a @ v)
+    gamma_max = 1.0
+    if used_v > r.delta:  # the LP vertex meets Δ only to rounding: stop where x + γ(v - x) does
+        rise = used_v - r.used_x
+        gamma_max = max(float(np.nextafter((r.delta - r.used_x) / rise, 0.0)), 0.0) \
+            if rise > 0 else 0.0
+    Qv = output_joint(r.P, rows, cols, v, r.reach.size)
+    gamma, _ = exact_line_search(Q, r.offset + Qv, r.p_a, gamma_max, f0=f_c)
+    if gamma <= 0:
+        return False
+    x = r.view("x")
+    x *= 1.0 - gamma
+    x[mp] += gamma * v
+    r.QW = (1.0 - gamma) * r.QW + gamma * Qv
+    r.used_x = (1.0 - gamma) * r.used_x + gamma * used_v
+    r.last[: vertex.size][v > 0] = step
+    return True
+
+
+def _write_back(s, r: _Restricted, it: int) -> None:
+    """The restricted iterate into ``s.x``; the pairs found in the burst join V."""
+    V = s.V
+    origin = r.view("origin").copy()
+    found = origin < 0
+    if found.any():
+        start = V.rows.size
+        V.extend(r.reach[r.view("rows")[found]], r.work[r.view("cols")[found]])
+        origin[found] = np.arange(start, V.rows.size)
+    s.x = V.padded(s.x)
+    s.last_used = np.concatenate([s.last_used, np.full(V.rows.size - s.last_used.size, it)])
+    x = r.view("x")
+    s.x[origin] = x
+    s.last_used[origin[x > 0]] = it
+
+
+def _certify(s, r: _Restricted, L_start: np.ndarray, empty_start: np.ndarray,
+             best: tuple | None) -> None:
+    """Exact pricing over all n² pairs at the burst's best decoder and λ: a certificate.
+
+    The decoder is the burst start's outside C as it was then, the best iteration's on it
+    (any decoder gives a valid bound, :mod:`.leakage`).
+    """
+    Q_end = r.offset + output_joint(r.P, r.view("rows"), r.view("cols"), r.view("x"),
+                                    r.reach.size)
+    f = r.f_out + leakage_nats(Q_end, s.problem.p_a)
+    if best is not None:
+        L_c, empty_c, lam, c_then = best
+        L_start[:, r.reach[:c_then]] = L_c
+        empty_start[r.reach[:c_then]] = empty_c
+        t = time.perf_counter()
+        _, best_v = s.V.price_all(L_start, lam, empty_start)
+        s.V.timers["pricing"] += time.perf_counter() - t
+        s.best_lb = max(s.best_lb, lam * s.delta + float(best_v.sum()))
+    gap_bits = max(f - s.best_lb, 0.0) / LN2
+    if gap_bits < s.fw_tol:
+        s.checkpoint(f / LN2, gap_bits)
+        s.stop = "tolerance"
