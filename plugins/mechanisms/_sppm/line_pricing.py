@@ -136,7 +136,6 @@ def _price_line(L, P, weight, empty, ecost, coord, order, in_coord, in_home, blo
     n_a = P.shape[0]
     n = order.size
     levels, nb = lmin.shape[0], lmin.shape[1]
-    top = levels - 1
     for j in range(j_lo, j_hi):
         xj = in_coord[j]
         w = weight[j]
@@ -160,17 +159,20 @@ def _price_line(L, P, weight, empty, ecost, coord, order, in_coord, in_home, blo
                     rest = min(rest, ecost[j])
                 if rest + dterm >= best:
                     break  # farther blocks are farther still
-                skipped = False
-                for k in range(top, -1, -1):
+                # skip the longest run of 2^k blocks from b that cannot beat best; runs
+                # from b nest, so when one can, every longer one can too: going up from
+                # one block costs a single test where the block must be scanned
+                run = 0
+                for k in range(levels):
                     size = 1 << k
                     start = b if direction == 0 else b - size + 1
                     if start < 0 or start + size > nb:
-                        continue
-                    if _range_bound(P, j, ecost, lmin, emp, k, start) + dterm >= best:
-                        b = b + size if direction == 0 else b - size
-                        skipped = True
                         break
-                if skipped:
+                    if _range_bound(P, j, ecost, lmin, emp, k, start) + dterm < best:
+                        break
+                    run = size
+                if run:
+                    b = b + run if direction == 0 else b - run
                     continue
                 best, arg = _scan_block(L, P, j, w, xj, ecost, empty, coord, order, kind,
                                         b * block, min(b * block + block, n), best, arg)
