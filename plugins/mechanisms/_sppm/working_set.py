@@ -84,8 +84,11 @@ class _Restricted:
         #: every pair of the burst: V's pairs of W (origin: their index in V), then new ones
         self.pairs = GrowingArrays(rows=rows, cols=cols, a=V.a[in_work], x=s.x[in_work],
                                    origin=in_work, in_master=np.zeros(in_work.size, dtype=bool))
-        self.index = dict(zip((self.reach[rows] * self.k + cols).tolist(), range(rows.size),
-                              strict=True))
+        keys = self.reach[rows] * self.k + cols
+        order = np.argsort(keys)
+        #: V's pairs of W by key (output * k + input), sorted; the burst's new ones in a dict
+        self.keys, self.key_pair = keys[order], order
+        self.new_keys: dict[int, int] = {}
         self.QW = output_joint(self.P, rows, cols, s.x[in_work], self.reach.size)
         self.used_x = float(V.a[in_work] @ s.x[in_work])
         #: the master's pairs (indices into ``pairs``) and the step each last carried mass
@@ -113,8 +116,8 @@ class _Restricted:
         returns the indices of those not in the master before."""
         if np.any(self.local_out[outputs] < 0):
             self.widen(outputs[self.local_out[outputs] < 0])
-        keys = (outputs * self.k + inputs).tolist()
-        idx = np.array([self.index.get(key, -1) for key in keys], dtype=np.int64)
+        keys = outputs * self.k + inputs
+        idx = self.find(keys)
         new = idx < 0
         if new.any():
             start = self.pairs.size
@@ -122,13 +125,24 @@ class _Restricted:
                               x=np.zeros(int(new.sum())), origin=np.full(int(new.sum()), -1),
                               in_master=np.zeros(int(new.sum()), dtype=bool))
             idx[new] = np.arange(start, self.pairs.size)
-            new_keys = np.asarray(keys, dtype=np.int64)[new].tolist()
-            self.index.update(zip(new_keys, idx[new].tolist(), strict=True))
+            self.new_keys.update(zip(keys[new].tolist(), idx[new].tolist(), strict=True))
         in_master = self.view("in_master")
         idx = idx[~in_master[idx]]
         in_master[idx] = True
         self.master = np.concatenate([self.master, idx])
         self.last = np.concatenate([self.last, np.full(idx.size, step)])
+        return idx
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """The pair index of each key, -1 for pairs not seen yet."""
+        idx = np.full(keys.size, -1, dtype=np.int64)
+        if self.keys.size:
+            pos = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
+            hit = self.keys[pos] == keys
+            idx[hit] = self.key_pair[pos[hit]]
+        if self.new_keys:
+            miss = np.flatnonzero(idx < 0)
+            idx[miss] = [self.new_keys.get(key, -1) for key in keys[miss].tolist()]
         return idx
 
     def prune_master(self, step: int) -> bool:
