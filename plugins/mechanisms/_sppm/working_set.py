@@ -90,6 +90,8 @@ class _Restricted:
         self.keys, self.key_pair = keys[order], order
         self.new_keys: dict[int, int] = {}
         self.QW = output_joint(self.P, rows, cols, s.x[in_work], self.reach.size)
+        #: the iterate is ``scale * view("x")``: a step scales every pair, lazily
+        self.scale = 1.0
         self.used_x = float(V.a[in_work] @ s.x[in_work])
         #: the master's pairs (indices into ``pairs``) and the step each last carried mass
         self.master = np.flatnonzero(s.x[in_work] > 0)
@@ -98,6 +100,10 @@ class _Restricted:
 
     def view(self, name: str) -> np.ndarray:
         return self.pairs.view(name)
+
+    def iterate(self) -> np.ndarray:
+        """x on every pair of the burst."""
+        return self.scale * self.view("x")
 
     def widen(self, outputs: np.ndarray) -> None:
         """Bring ``outputs`` (global, not in C) into C."""
@@ -209,8 +215,9 @@ def _steps(s, r: _Restricted, pricer: LinePricer, master, max_steps: int
         if steps and steps % PRUNE_EVERY == 0:
             fresh = r.prune_master(steps) or fresh
             # afresh from x now and then (the updates from vertices accumulate rounding)
-            r.QW = output_joint(r.P, r.view("rows"), r.view("cols"), r.view("x"), r.reach.size)
-            r.used_x = float(r.view("a") @ r.view("x"))
+            x = r.iterate()
+            r.QW = output_joint(r.P, r.view("rows"), r.view("cols"), x, r.reach.size)
+            r.used_x = float(r.view("a") @ x)
         Q = r.offset + r.QW
         f_c = leakage_nats(Q, p_a)
         L, empty = decoder_logratios(Q, p_a, eta)
@@ -265,9 +272,11 @@ def _step(r: _Restricted, vertex: np.ndarray, Q: np.ndarray, f_c: float, step: i
     gamma, _ = exact_line_search(Q, r.offset + Qv, r.p_a, gamma_max, f0=f_c)
     if gamma <= 0:
         return False
-    x = r.view("x")
-    x *= 1.0 - gamma
-    x[mp] += gamma * v
+    r.scale *= 1.0 - gamma
+    if r.scale < 1e-200:
+        r.view("x")[:] *= r.scale
+        r.scale = 1.0
+    r.view("x")[mp] += (gamma / r.scale) * v
     r.QW = (1.0 - gamma) * r.QW + gamma * Qv
     r.used_x = (1.0 - gamma) * r.used_x + gamma * used_v
     r.last[: vertex.size][v > 0] = step
@@ -285,7 +294,7 @@ def _write_back(s, r: _Restricted, it: int) -> None:
         origin[found] = np.arange(start, V.rows.size)
     s.x = V.padded(s.x)
     s.last_used = np.concatenate([s.last_used, np.full(V.rows.size - s.last_used.size, it)])
-    x = r.view("x")
+    x = r.iterate()
     s.x[origin] = x
     s.last_used[origin[x > 0]] = it
 
@@ -297,7 +306,7 @@ def _certify(s, r: _Restricted, L_start: np.ndarray, empty_start: np.ndarray,
     The decoder is the burst start's outside C as it was then, the best iteration's on it
     (any decoder gives a valid bound, :mod:`.leakage`).
     """
-    Q_end = r.offset + output_joint(r.P, r.view("rows"), r.view("cols"), r.view("x"),
+    Q_end = r.offset + output_joint(r.P, r.view("rows"), r.view("cols"), r.iterate(),
                                     r.reach.size)
     f = r.f_out + leakage_nats(Q_end, s.problem.p_a)
     if best is not None:
