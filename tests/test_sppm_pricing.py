@@ -205,3 +205,31 @@ def test_constant_mapping_costs_closed_form_matches_blocks() -> None:
     np.testing.assert_allclose(_row_budget_costs(prob), exact, rtol=1e-12)
     np.testing.assert_allclose(_row_budget_costs(prob, np.array([7, 3])), exact[[7, 3]],
                                rtol=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_updated_block_tables_equal_a_rebuild(seed: int) -> None:
+    """The working set rewrites a few columns of L per iteration and updates the tables in
+    place; every table must be the one a rebuild gives, and pricing with them exact."""
+    rng = np.random.default_rng(seed)
+    n, n_a = int(rng.integers(20, 300)), int(rng.integers(2, 4))
+    pricer = line_pricing.LinePricer(rng.permutation(n).astype(float), "sq_l2",
+                                     block=int(rng.integers(1, 9)))
+    L = rng.normal(size=(n_a, n))
+    empty = rng.random(n) < 0.1
+    tables = pricer.tables(L, empty)
+    for _ in range(5):
+        changed = rng.choice(n, size=int(rng.integers(1, n // 3 + 2)), replace=False)
+        if rng.random() < 0.5:  # a contiguous stretch of the line, as on the synthetic data
+            start = int(rng.integers(0, n))
+            changed = pricer.order[start: start + int(rng.integers(1, 40))]
+        L[:, changed] = rng.normal(size=(n_a, changed.size)) * rng.uniform(0.1, 5)
+        empty[changed] = rng.random(changed.size) < 0.2
+        pricer.update_tables(tables, L, empty, changed)
+        for got, want in zip(tables, pricer.tables(L, empty), strict=True):
+            np.testing.assert_array_equal(got, want)
+    P = rng.random((n_a, n))
+    p_b = P.sum(axis=0)
+    got = pricer.price(L, P, p_b, -0.3, empty, tables=tables)
+    want = pricer.price(L, P, p_b, -0.3, empty)
+    np.testing.assert_array_equal(got[1], want[1])

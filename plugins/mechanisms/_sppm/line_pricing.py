@@ -93,6 +93,64 @@ def _block_tables(L, empty, order, block):  # pragma: no cover - compiled
     return lmin, emp, side, side_emp
 
 
+@numba.njit(cache=True, nogil=True)
+def _update_tables(L, empty, order, block, lmin, emp, side, side_emp, blocks):  # pragma: no cover
+    """:func:`_block_tables` again after the outputs of ``blocks`` (sorted, unique block
+    indices) changed: those blocks, the ranges over them and the side minima that move.
+    The values are those a rebuild gives (the same minima of the same numbers)."""
+    n_a, n = L.shape
+    levels, nb = lmin.shape[0], lmin.shape[1]
+    for t in range(blocks.size):
+        b = blocks[t]
+        emp[0, b] = False
+        for a in range(n_a):
+            lmin[0, b, a] = np.inf
+        for s in range(b * block, min(b * block + block, n)):
+            i = order[s]
+            if empty[i]:
+                emp[0, b] = True
+            else:
+                for a in range(n_a):
+                    if L[a, i] < lmin[0, b, a]:
+                        lmin[0, b, a] = L[a, i]
+    for k in range(1, levels):
+        size = 1 << k
+        half = size >> 1
+        done = -1  # ranges up to this start are recomputed at this level
+        t = 0
+        while t < blocks.size:
+            lo = blocks[t]
+            while t + 1 < blocks.size and blocks[t + 1] == blocks[t] + 1:
+                t += 1
+            hi = blocks[t]
+            t += 1
+            for b in range(max(lo - size + 1, done + 1, 0), min(hi, nb - size) + 1):
+                emp[k, b] = emp[k - 1, b] or emp[k - 1, b + half]
+                for a in range(n_a):
+                    lmin[k, b, a] = min(lmin[k - 1, b, a], lmin[k - 1, b + half, a])
+                done = b
+    first, last = blocks[0], blocks[blocks.size - 1]
+    for d in range(2):
+        b = last if d == 0 else first
+        while 0 <= b < nb:
+            prev = b + 1 if d == 0 else b - 1
+            new_emp = emp[0, b]
+            if 0 <= prev < nb:
+                new_emp = new_emp or side_emp[d, prev]
+            same = new_emp == side_emp[d, b]
+            side_emp[d, b] = new_emp
+            for a in range(n_a):
+                v = lmin[0, b, a]
+                if 0 <= prev < nb:
+                    v = min(v, side[d, prev, a])
+                same = same and v == side[d, b, a]
+                side[d, b, a] = v
+            outside = b < first if d == 0 else b > last
+            if same and outside:
+                break  # the rest of this side is unchanged
+            b = b - 1 if d == 0 else b + 1
+
+
 @numba.njit(cache=True, inline="always")
 def _range_bound(P, j, ecost, lmin, emp, k, b):  # pragma: no cover - compiled
     """Lower bound of c_ij over the outputs of blocks b .. b + 2^k - 1."""
@@ -226,10 +284,27 @@ class LinePricer:
         sub.in_home = self.in_home[inputs]
         return sub
 
+    def tables(self, L: np.ndarray, empty: np.ndarray) -> tuple:
+        """The block tables of a decoder, for :meth:`price` and :meth:`update_tables`."""
+        return _block_tables(np.ascontiguousarray(L, dtype=np.float64),
+                             np.ascontiguousarray(empty, dtype=np.bool_), self.order, self.block)
+
+    def update_tables(self, tables: tuple, L: np.ndarray, empty: np.ndarray,
+                      outputs: np.ndarray) -> None:
+        """Bring ``tables`` up to date, in place, after the columns ``outputs`` of L (and
+        of ``empty``) changed: O(those blocks) plus the ranges and sides over them,
+        instead of a rebuild's O(n)."""
+        blocks = np.unique(self.rank[outputs] // self.block)
+        if blocks.size:
+            _update_tables(L, empty, self.order, self.block, *tables, blocks)
+
     def price(self, L: np.ndarray, P: np.ndarray, p_b: np.ndarray, lam: float,
-              empty: np.ndarray, empty_cost: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray]:
-        """(argmin_i, min_i) of c_ij - λ p(b_j) d(b̂_i, b_j) over all outputs, for every j."""
+              empty: np.ndarray, empty_cost: np.ndarray | None = None,
+              tables: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(argmin_i, min_i) of c_ij - λ p(b_j) d(b̂_i, b_j) over all outputs, for every j.
+
+        ``tables``: :meth:`tables` of this L and ``empty`` (kept up to date by the caller);
+        default: built here."""
         n = P.shape[1]
         if n != self.in_coord.size or L.shape[1] != self.coord.size:
             raise ValueError(f"line pricing: {n} inputs and {L.shape[1]} outputs, built for "
@@ -239,7 +314,8 @@ class LinePricer:
         empty = np.ascontiguousarray(empty, dtype=np.bool_)
         ecost = np.zeros(n) if empty_cost is None else np.ascontiguousarray(empty_cost, float)
         weight = np.ascontiguousarray(-lam * p_b, dtype=np.float64)
-        tables = _block_tables(L, empty, self.order, self.block)
+        if tables is None:
+            tables = _block_tables(L, empty, self.order, self.block)
         best_i = np.empty(n, dtype=np.int64)
         best_v = np.empty(n)
 

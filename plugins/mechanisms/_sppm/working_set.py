@@ -211,6 +211,9 @@ def _steps(s, r: _Restricted, pricer: LinePricer, master, max_steps: int
     restricted bound)."""
     p_a, eta, timers = s.problem.p_a, s.eta, s.V.timers
     best, best_lb, steps, fresh = None, -np.inf, 0, True
+    t = time.perf_counter()
+    tables = pricer.tables(r.L, r.empty)  # then updated on C's columns only
+    timers["pricing"] += time.perf_counter() - t
     while steps < max_steps:
         if steps and steps % PRUNE_EVERY == 0:
             fresh = r.prune_master(steps) or fresh
@@ -226,7 +229,8 @@ def _steps(s, r: _Restricted, pricer: LinePricer, master, max_steps: int
         fresh = False
         lam = min(float(sol.budget_dual), 0.0)
         t = time.perf_counter()
-        best_i, best_v = pricer.price(r.L, r.P, r.p_b, lam, r.empty)
+        pricer.update_tables(tables, r.L, r.empty, r.reach)
+        best_i, best_v = pricer.price(r.L, r.P, r.p_b, lam, r.empty, tables=tables)
         timers["pricing"] += time.perf_counter() - t
         lb = lam * r.delta + float(best_v.sum()) + float(np.sum(r.offset * L))
         if lb > best_lb:
