@@ -225,7 +225,7 @@ def test_updated_block_tables_equal_a_rebuild(seed: int) -> None:
             changed = pricer.order[start: start + int(rng.integers(1, 40))]
         L[:, changed] = rng.normal(size=(n_a, changed.size)) * rng.uniform(0.1, 5)
         empty[changed] = rng.random(changed.size) < 0.2
-        pricer.update_tables(tables, L, empty, changed)
+        pricer.update_tables(tables, L, empty, pricer.blocks_of(changed))
         for got, want in zip(tables, pricer.tables(L, empty), strict=True):
             np.testing.assert_array_equal(got, want)
     P = rng.random((n_a, n))

@@ -289,12 +289,15 @@ class LinePricer:
         return _block_tables(np.ascontiguousarray(L, dtype=np.float64),
                              np.ascontiguousarray(empty, dtype=np.bool_), self.order, self.block)
 
+    def blocks_of(self, outputs: np.ndarray) -> np.ndarray:
+        """The blocks holding ``outputs``, for :meth:`update_tables`."""
+        return np.unique(self.rank[outputs] // self.block)
+
     def update_tables(self, tables: tuple, L: np.ndarray, empty: np.ndarray,
-                      outputs: np.ndarray) -> None:
-        """Bring ``tables`` up to date, in place, after the columns ``outputs`` of L (and
-        of ``empty``) changed: O(those blocks) plus the ranges and sides over them,
-        instead of a rebuild's O(n)."""
-        blocks = np.unique(self.rank[outputs] // self.block)
+                      blocks: np.ndarray) -> None:
+        """Bring ``tables`` up to date, in place, after L's (and ``empty``'s) columns in
+        ``blocks`` (:meth:`blocks_of`) changed: O(those blocks) plus the ranges and sides
+        over them, instead of a rebuild's O(n)."""
         if blocks.size:
             _update_tables(L, empty, self.order, self.block, *tables, blocks)
 

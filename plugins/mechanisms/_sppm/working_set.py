@@ -86,17 +86,17 @@ class _Restricted:
                                    origin=in_work, in_master=np.zeros(in_work.size, dtype=bool))
         keys = self.reach[rows] * self.k + cols
         order = np.argsort(keys)
-        #: V's pairs of W by key (output * k + input), sorted; the burst's new ones in a dict
+        #: V's pairs of W by key (output * k + input), sorted; the burst's new ones apart
         self.keys, self.key_pair = keys[order], order
-        self.new_keys: dict[int, int] = {}
+        self.new_keys, self.new_pair = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         self.QW = output_joint(self.P, rows, cols, s.x[in_work], self.reach.size)
         #: the iterate is ``scale * view("x")``: a step scales every pair, lazily
         self.scale = 1.0
         self.used_x = float(V.a[in_work] @ s.x[in_work])
         #: the master's pairs (indices into ``pairs``) and the step each last carried mass
-        self.master = np.flatnonzero(s.x[in_work] > 0)
-        self.pairs.view("in_master")[self.master] = True
-        self.last = np.zeros(self.master.size, dtype=np.int64)
+        self.master = GrowingArrays()
+        self._set_master(np.flatnonzero(s.x[in_work] > 0), np.zeros(0, dtype=np.int64))
+
 
     def view(self, name: str) -> np.ndarray:
         return self.pairs.view(name)
@@ -131,34 +131,44 @@ class _Restricted:
                               x=np.zeros(int(new.sum())), origin=np.full(int(new.sum()), -1),
                               in_master=np.zeros(int(new.sum()), dtype=bool))
             idx[new] = np.arange(start, self.pairs.size)
-            self.new_keys.update(zip(keys[new].tolist(), idx[new].tolist(), strict=True))
+            at = np.searchsorted(self.new_keys, keys[new])
+            self.new_keys = np.insert(self.new_keys, at, keys[new])
+            self.new_pair = np.insert(self.new_pair, at, idx[new])
         in_master = self.view("in_master")
         idx = idx[~in_master[idx]]
         in_master[idx] = True
-        self.master = np.concatenate([self.master, idx])
-        self.last = np.concatenate([self.last, np.full(idx.size, step)])
+        self.master.append(pair=idx, rows=self.view("rows")[idx], cols=self.view("cols")[idx],
+                           a=self.view("a")[idx], last=np.full(idx.size, step))
         return idx
 
     def find(self, keys: np.ndarray) -> np.ndarray:
         """The pair index of each key, -1 for pairs not seen yet."""
         idx = np.full(keys.size, -1, dtype=np.int64)
-        if self.keys.size:
-            pos = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
-            hit = self.keys[pos] == keys
-            idx[hit] = self.key_pair[pos[hit]]
-        if self.new_keys:
-            miss = np.flatnonzero(idx < 0)
-            idx[miss] = [self.new_keys.get(key, -1) for key in keys[miss].tolist()]
+        for sorted_keys, pair in ((self.keys, self.key_pair), (self.new_keys, self.new_pair)):
+            if sorted_keys.size:
+                pos = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
+                hit = sorted_keys[pos] == keys
+                idx[hit] = pair[pos[hit]]
         return idx
 
     def prune_master(self, step: int) -> bool:
         """Drop the master's pairs no vertex used for ``PRUNE_EVERY`` steps; True if it shrank."""
-        keep = step - self.last < PRUNE_EVERY
+        last = self.master.view("last")
+        keep = step - last < PRUNE_EVERY
         if keep.mean() >= 0.8:
             return False
-        self.view("in_master")[self.master[~keep]] = False
-        self.master, self.last = self.master[keep], self.last[keep]
+        pair = self.master.view("pair")
+        self.view("in_master")[pair[~keep]] = False
+        self._set_master(pair[keep], last[keep])
         return True
+
+    def _set_master(self, pair: np.ndarray, last: np.ndarray) -> None:
+        """The master's pairs (indices into ``pairs``) with the step each last carried
+        mass (0 when ``last`` is empty), their rows, columns and budget costs alongside."""
+        self.view("in_master")[pair] = True
+        self.master = GrowingArrays(pair=pair, rows=self.view("rows")[pair],
+                                    cols=self.view("cols")[pair], a=self.view("a")[pair],
+                                    last=last if last.size else np.zeros(pair.size, np.int64))
 
 
 def burst(s, max_steps: int, it: int) -> int:
@@ -189,12 +199,12 @@ def burst(s, max_steps: int, it: int) -> int:
 def _master_solve(r: _Restricted, master, L: np.ndarray, empty: np.ndarray, fresh: bool,
                   timers: dict[str, float]):
     """Solve the restricted master at the decoder L (``fresh``: restart it with all its pairs)."""
-    mp = r.master
-    cost = pair_costs(L, r.P, r.view("rows")[mp], r.view("cols")[mp], empty, None)
+    m = r.master
+    cost = pair_costs(L, r.P, m.view("rows"), m.view("cols"), empty, None)
     t = time.perf_counter()
     if fresh:
         master.start(r.k, r.delta)
-        master.add_columns(r.view("cols")[mp], cost, r.view("a")[mp])
+        master.add_columns(m.view("cols"), cost, m.view("a"))
     else:
         master.set_costs(cost)
     sol = master.solve()
@@ -213,6 +223,7 @@ def _steps(s, r: _Restricted, pricer: LinePricer, master, max_steps: int
     best, best_lb, steps, fresh = None, -np.inf, 0, True
     t = time.perf_counter()
     tables = pricer.tables(r.L, r.empty)  # then updated on C's columns only
+    blocks, blocks_for = pricer.blocks_of(r.reach), r.reach.size
     timers["pricing"] += time.perf_counter() - t
     while steps < max_steps:
         if steps and steps % PRUNE_EVERY == 0:
@@ -229,7 +240,9 @@ def _steps(s, r: _Restricted, pricer: LinePricer, master, max_steps: int
         fresh = False
         lam = min(float(sol.budget_dual), 0.0)
         t = time.perf_counter()
-        pricer.update_tables(tables, r.L, r.empty, r.reach)
+        if blocks_for != r.reach.size:  # C grew
+            blocks, blocks_for = pricer.blocks_of(r.reach), r.reach.size
+        pricer.update_tables(tables, r.L, r.empty, blocks)
         best_i, best_v = pricer.price(r.L, r.P, r.p_b, lam, r.empty, tables=tables)
         timers["pricing"] += time.perf_counter() - t
         lb = lam * r.delta + float(best_v.sum()) + float(np.sum(r.offset * L))
@@ -263,8 +276,9 @@ def _steps(s, r: _Restricted, pricer: LinePricer, master, max_steps: int
 
 def _step(r: _Restricted, vertex: np.ndarray, Q: np.ndarray, f_c: float, step: int) -> bool:
     """A classic step toward the master's vertex, as far as the budget allows."""
-    mp = r.master[: vertex.size]
-    rows, cols, a = r.view("rows")[mp], r.view("cols")[mp], r.view("a")[mp]
+    size = vertex.size
+    m = r.master
+    mp, rows, cols, a = (m.view(name)[:size] for name in ("pair", "rows", "cols", "a"))
     v = normalise_columns(cols, vertex, r.k)
     used_v = float(a @ v)
     gamma_max = 1.0
@@ -283,7 +297,7 @@ def _step(r: _Restricted, vertex: np.ndarray, Q: np.ndarray, f_c: float, step: i
     r.view("x")[mp] += (gamma / r.scale) * v
     r.QW = (1.0 - gamma) * r.QW + gamma * Qv
     r.used_x = (1.0 - gamma) * r.used_x + gamma * used_v
-    r.last[: vertex.size][v > 0] = step
+    m.view("last")[:size][v > 0] = step
     return True
 
 
