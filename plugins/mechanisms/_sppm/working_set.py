@@ -42,6 +42,8 @@ LN2 = math.log(2.0)
 STOP_FRACTION = 0.9
 #: the restricted master keeps the pairs of the last this many vertices (and the new ones)
 PRUNE_EVERY = 10
+#: a burst's master starts with the pairs that carry at least this much of their input
+MASTER_START = 1e-3
 #: a pair enters the restricted master when its reduced cost is below -RC_TOL
 RC_TOL = 1e-10
 #: the restricted pricing runs on the pricer's threads from this many working inputs
@@ -94,8 +96,13 @@ class _Restricted:
         self.scale = 1.0
         self.used_x = float(V.a[in_work] @ s.x[in_work])
         #: the master's pairs (indices into ``pairs``) and the step each last carried mass
-        self.master = GrowingArrays()
-        self._set_master(np.flatnonzero(s.x[in_work] > 0), np.zeros(0, dtype=np.int64))
+        # the master starts with each input's heaviest pair and every pair above
+        # MASTER_START (not all ~150 an input has: Frank-Wolfe leaves dust on each)
+        x = s.x[in_work]
+        heaviest = np.zeros(work.size)
+        np.maximum.at(heaviest, cols, x)
+        self._set_master(np.flatnonzero((x >= MASTER_START) | (x == heaviest[cols])),
+                         np.zeros(0, dtype=np.int64))
 
 
     def view(self, name: str) -> np.ndarray:
