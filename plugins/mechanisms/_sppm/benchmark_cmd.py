@@ -50,7 +50,8 @@ def add_parser(cli: CommandLine) -> None:
     p.add_argument("--lp-backend", action="append", default=None,
                    help="LP backend (repeatable; default mckp)")
     p.add_argument("--tol", type=float, default=1e-3, help="certified gap target in bits")
-    p.add_argument("--iterations", type=int, default=5000, help="Frank-Wolfe iteration cap")
+    p.add_argument("--iterations", type=int, default=20000,
+                   help="Frank-Wolfe iteration cap (default 20000: m = 18 takes ~7,500)")
     p.add_argument("--variant", default="classic", help="classic (default) or pairwise")
     p.add_argument("--mode", default="frank-wolfe",
                    help="frank-wolfe (default), optimal or dual (see the sppm docstring)")
@@ -60,6 +61,9 @@ def add_parser(cli: CommandLine) -> None:
                    help="dual mode: Frank-Wolfe steps before the dual rounds")
     p.add_argument("--threads", type=int, default=0, help="pricing threads (0 = all cores)")
     p.add_argument("--prune-after", type=int, default=10, help="sppm prune_after")
+    p.add_argument("--restricted-steps", type=int, default=50,
+                   help="sppm restricted_steps: steps on the working inputs between full "
+                        "iterations (0 = every iteration full)")
     p.add_argument("--rounds", type=int, default=1,
                    help="sppm rounds: master solves per FW iteration (0 = until none prices out)")
     p.add_argument("--neighbours", type=int, default=128, help="pricing neighbour lists size")
@@ -93,7 +97,8 @@ def sppm_params(backend: str, args: argparse.Namespace) -> dict[str, Any]:
     params = dict(lp_backend=backend, tol=args.tol, iterations=args.iterations,
                   variant=args.variant, neighbours=args.neighbours, mode=args.mode,
                   threads=args.threads, prune_after=args.prune_after, rounds=args.rounds,
-                  handover=args.handover, warmup=args.warmup)
+                  handover=args.handover, warmup=args.warmup,
+                  restricted_steps=args.restricted_steps)
     get_mechanism("sppm", **params)  # create() runs check_params: a bad option exits 2
     pb.get_lp_backend(backend)  # an unknown or unavailable backend too
     return params

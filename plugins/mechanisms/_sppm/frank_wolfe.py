@@ -371,6 +371,8 @@ class FrankWolfe:
     on_iteration: Callable[[dict[str, Any]], None] | None = None
     #: Frank-Wolfe steps on the working inputs between two full iterations (:mod:`.working_set`)
     restricted_steps: int = 0
+    #: of ``steps``, those taken on the working inputs
+    restricted_taken: int = 0
     last_prune: int = 0
     best_lb: float = 0.0
     lam: float = 0.0
@@ -435,7 +437,9 @@ def run_frank_wolfe(s: FrankWolfe) -> None:
             return
         s.steps += 1
         if bursts:
-            it += working_set.burst(s, min(s.restricted_steps, s.iterations - it - 1), it)
+            taken = working_set.burst(s, min(s.restricted_steps, s.iterations - it - 1), it)
+            s.restricted_taken += taken
+            it += taken
             if s.stop == "tolerance":
                 return
 

@@ -99,7 +99,8 @@ def _perfect_privacy_by_lp(s: FrankWolfe) -> None:
 
 def _constant_outcome(n: int, best: int, variant: str, t_total: float) -> SPPMOutcome:
     return SPPMOutcome(np.full(n, best), np.arange(n), np.ones(n), {
-        "iterations": 0, "lp_solves": 0, "gap_bits": 0.0, "lower_bound_bits": 0.0,
+        "iterations": 0, "restricted_iterations": 0, "lp_solves": 0, "gap_bits": 0.0,
+        "lower_bound_bits": 0.0,
         "objective_bits": 0.0, "converged": True, "stop_reason": "perfect privacy",
         "columns": n, "columns_generated": 0, "support_max": 1, "support_hist": {1: n},
         "lp_iterations": 0, "time_pricing_s": 0.0, "time_lp_s": 0.0,
@@ -117,7 +118,8 @@ def _outcome(s: FrankWolfe, mode: str, variant: str, t_total: float) -> SPPMOutc
         x = pull_into_budget(V.a, x, V.start_values(x.size), s.delta)
     support = np.bincount(V.cols[x > 0], minlength=n)
     stats: dict[str, Any] = {
-        "iterations": s.steps, "lp_solves": V.lp_solves, "lp_iterations": V.lp_iterations,
+        "iterations": s.steps, "restricted_iterations": s.restricted_taken,
+        "lp_solves": V.lp_solves, "lp_iterations": V.lp_iterations,
         "full_scan_columns": V.full_scans,
         "neighbours": None if V.line is not None else V.nb.k,
         "gap_bits": s.trace_gap[-1], "lower_bound_bits": s.best_lb / LN2, "budget_dual": s.lam,
