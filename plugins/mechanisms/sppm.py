@@ -58,7 +58,7 @@ class SPPM(pb.MappingMechanism):
         to 1e-5 bits.
     polish_rounds : restricted solves (optimal mode) or dual rounds (dual mode) at most.
     warmup : Frank-Wolfe steps before the dual rounds (dual mode).
-    restricted_steps : on a line (1-D feature distortions), Frank-Wolfe steps on the
+    restricted_steps : on a line (1-D feature distortions, frank-wolfe mode), steps on the
         working inputs only (those with more than one active pair; the rest stay where
         they are) between two full iterations: each costs O(working inputs) instead of
         O(n) (default 50; 0 = every iteration is full). The gap stays certified by exact
