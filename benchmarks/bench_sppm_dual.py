@@ -3,10 +3,12 @@
 The ``dual`` mode spends its time in two places: exact Hamming pricing of all n² pairs
 (:class:`HammingPricer`, every Frank-Wolfe warm-up step and every dual round) and the
 smoothed dual's pass over the active pairs, once per L-BFGS evaluation (thousands per
-solve). The pass runs over every pair of V at coarse temperatures and over the working
-pairs W near each input's minimum at fine ones (``dual_mode.FOCUS``); both are timed,
-with W's size tracked, on a synthetic census-like problem (rare, nearly pure binary
-profiles, as census at top_k = all) after ``WARM_STEPS`` Frank-Wolfe steps.
+solve), with the projected L-BFGS's own step (``_sppm.lbfgs``) between evaluations.
+The pass runs over every pair of V at coarse temperatures and over the working pairs W
+near each input's minimum at fine ones (``dual_mode.FOCUS``); both are timed, with W's
+size tracked, and so are a few ascent steps at a coarse temperature, on a synthetic
+census-like problem (rare, nearly pure binary profiles, as census at top_k = all) after
+``WARM_STEPS`` Frank-Wolfe steps.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ N, BITS = 2000, 12
 WARM_STEPS = 30
 #: the fine temperature at which the working pairs are timed (nats per unit input mass)
 FINE_TAU = 1e-4
+#: the coarse temperature of the timed ascent (the first dual round's second stage)
+COARSE_TAU = 3e-3
+#: projected L-BFGS iterations in the timed ascent
+ASCENT_STEPS = 20
 
 
 class SPPMDualKernels:
@@ -55,6 +61,12 @@ class SPPMDualKernels:
         nu = max(-self.lam, 1e-3)
         self.par = np.concatenate([theta.ravel(), [math.log(nu)]])
         self.focused.focus(theta, nu, FINE_TAU)
+        from privbench.plugins.mechanisms._sppm import dual_mode
+
+        k = theta.size
+        self.box = (np.r_[np.full(k, -dual_mode.LOGIT_BOUND), dual_mode.LOG_NU_BOUNDS[0]],
+                    np.r_[np.full(k, dual_mode.LOGIT_BOUND), dual_mode.LOG_NU_BOUNDS[1]])
+        self.par = np.clip(self.par, *self.box)
 
     def teardown(self) -> None:
         self.pricer.close()
@@ -68,6 +80,21 @@ class SPPMDualKernels:
 
     def time_soft_pass_working_pairs(self) -> None:
         self.focused.objective(self.par, FINE_TAU)
+
+    def time_dual_ascent_steps(self) -> None:
+        """``ASCENT_STEPS`` projected L-BFGS iterations over V at ``COARSE_TAU``: the pass,
+        the compiled decoder and chain rule, the two-loop step and the line search."""
+        from privbench.plugins.mechanisms._sppm import lbfgs
+
+        lbfgs.minimize(lambda p: self.dual.objective(p, COARSE_TAU), self.par, *self.box,
+                       maxiter=ASCENT_STEPS, gtol=0.0, ftol=0.0)
+
+    def track_ascent_evaluations(self) -> float:
+        """Evaluations spent by those ``ASCENT_STEPS`` iterations (line-search backtracks)."""
+        from privbench.plugins.mechanisms._sppm import lbfgs
+
+        return lbfgs.minimize(lambda p: self.dual.objective(p, COARSE_TAU), self.par,
+                              *self.box, maxiter=ASCENT_STEPS, gtol=0.0, ftol=0.0).nfev
 
     def track_working_pair_share(self) -> float:
         """|W| / |V| at ``FINE_TAU`` (what the focused pass saves)."""
