@@ -231,8 +231,8 @@ def test_a_split_pass_equals_one_pass_and_threads_do_not_change_it(monkeypatch) 
 
 
 def test_the_pass_exponential_matches_numpy_to_a_few_ulps() -> None:
-    """The pass's polynomial e^x over its whole range [-CUTOFF, 0] (its weights feed the
-    ascent direction and the primal point, never a bound)."""
+    """The pass's polynomial e^x over its whole range [-CUTOFF, 0], to a few ulps (its
+    weights feed the ascent direction and the primal point, never a bound)."""
     import numba
 
     import privbench.plugins.mechanisms._sppm.dual_mode as dual_mode
@@ -248,4 +248,4 @@ def test_the_pass_exponential_matches_numpy_to_a_few_ulps() -> None:
     x = np.concatenate([-np.linspace(0.0, dual_mode.CUTOFF, 100_001),
                         -rng.uniform(0.0, dual_mode.CUTOFF, 50_000), [-1e-300, -0.5 * LN2]])
     rel = np.abs(exps(x) - np.exp(x)) / np.exp(x)
-    assert rel.max() < 2e-15
+    assert rel.max() < 1e-14
