@@ -103,6 +103,37 @@ def test_violators_are_exactly_the_cheaper_pairs_outside_v() -> None:
     assert got == expect and expect  # some pair violates, and exactly those are found
 
 
+def test_violators_keep_the_most_violating_pairs_per_input(monkeypatch) -> None:
+    """With a cap of CAP pairs per input, each input keeps its CAP cheapest violators (the
+    ones already in V never count)."""
+    import privbench.plugins.mechanisms._sppm.dual_mode as dual_mode
+
+    monkeypatch.setattr(dual_mode, "CAP", 3)
+    problem = pb.load_dataset("random", n=20, n_private=2, seed=15, distortion="hamming")
+    n = problem.n
+    keep = np.arange(n) != 4  # V = the identity and every pair of output 4 but (4, 4)
+    rows = np.concatenate([np.arange(n), np.full(n - 1, 4)[: keep.sum()]])
+    cols = np.concatenate([np.arange(n), np.flatnonzero(keep)])
+    dual = RestrictedDual(problem, 0.3, rows, cols)
+    rng = np.random.default_rng(8)
+    theta = rng.normal(size=(1, n)) * 2
+    L, nu = dual.full_L(theta), 0.02
+    v_min = dual.minima(dual.L_of(theta), nu)
+    new_r, new_c = dual.violators(L, nu, np.arange(n), v_min)
+    C = L.T @ problem.joint + nu * problem.distortion.to_dense() * problem.p_b[None, :]
+    in_v = np.zeros((n, n), dtype=bool)
+    in_v[dual.rows, dual.cols] = True
+    expect = set()
+    for j in range(n):
+        worse = np.flatnonzero(C[:, j] < v_min[j] - 1e-12)
+        top = worse[np.argsort(C[worse, j], kind="stable")][:3]
+        expect |= {(int(i), j) for i in top if not in_v[i, j]}
+    got = set(zip(new_r.tolist(), new_c.tolist(), strict=True))
+    assert got == expect
+    assert max(np.bincount(new_c, minlength=n)) <= 3 < max(
+        np.count_nonzero(C[:, j] < v_min[j] - 1e-12) for j in range(n))  # the cap bites
+
+
 def test_census_like_problem_certifies_where_frank_wolfe_alone_does_not() -> None:
     """Rare, pure profiles (census at top_k = all): FW's own bound stays at 0 for long."""
     problem = pb.load_dataset("random", n=300, n_private=2, seed=21, distortion="hamming",

@@ -270,7 +270,7 @@ class RestrictedDual:
         self.d = np.ascontiguousarray(
             self.problem.distortion.pairs(self.rows, self.cols), dtype=np.float64)
         self.starts = np.searchsorted(self.cols, np.arange(self.problem.n + 1))
-        self.keys = set((self.rows * self.problem.n + self.cols).tolist())
+        self.keys = np.sort(self.rows * self.problem.n + self.cols)  # V's pairs, for lookups
         self._work(np.arange(self.rows.size))
 
     def _work(self, sel: np.ndarray) -> None:
@@ -418,17 +418,23 @@ class RestrictedDual:
         for s in range(0, inputs.size, step):
             J = inputs[s: s + step]
             C = L.T @ p.joint[:, J] + nu * p.distortion.block(outputs, J) * p.p_b[J][None, :]
-            for k, j in enumerate(J.tolist()):
-                ii = np.flatnonzero(C[:, k] < v_min[j] - VIOLATION)
-                if ii.size > CAP:
-                    ii = ii[np.argpartition(C[ii, k], CAP)[:CAP]]
-                ii = np.array([i for i in ii.tolist() if i * n + j not in self.keys],
-                              dtype=np.int64)
-                out_r.append(ii)
-                out_c.append(np.full(ii.size, j, dtype=np.int64))
+            ii, kk = np.nonzero(C < v_min[J][None, :] - VIOLATION)
+            order = np.lexsort((C[ii, kk], kk))  # by input, the most violating first
+            ii, kk = ii[order], kk[order]
+            rank = np.arange(kk.size) - np.searchsorted(kk, kk)  # place within its input
+            ii, jj = ii[rank < CAP], J[kk[rank < CAP]]
+            fresh = ~self._in_v(ii, jj)
+            out_r.append(ii[fresh].astype(np.int64))
+            out_c.append(jj[fresh].astype(np.int64))
         if not out_r:
             return np.empty(0, np.int64), np.empty(0, np.int64)
         return np.concatenate(out_r), np.concatenate(out_c)
+
+    def _in_v(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Whether each pair (rows[t], cols[t]) is in V."""
+        keys = rows * self.problem.n + cols
+        at = np.minimum(np.searchsorted(self.keys, keys), max(self.keys.size - 1, 0))
+        return self.keys[at] == keys if self.keys.size else np.zeros(keys.size, dtype=bool)
 
 
 def dual_rounds(problem: PrivacyProblem, delta: float, rows: np.ndarray, cols: np.ndarray,
