@@ -51,6 +51,14 @@ class SPPMKernels:
         self.x_new = normalise_columns(self.cols, self.vertex, n)
         self.Q_new = leakage.output_joint(P, self.rows, self.cols, self.x_new, n)
         self.pricer = LinePricer(problem.distortion.points[:, 0], "sq_l2", threads=1)
+        # a working-set burst (_sppm/working_set.py): the inputs with more than one pair,
+        # priced with block tables kept up to date on the outputs that moved
+        self.work = np.flatnonzero(np.bincount(self.cols, minlength=n) >= 2)
+        self.moved = np.flatnonzero(np.any(self.Q_new != self.Q, axis=0))
+        self.tables = self.pricer.tables(self.L, self.empty)
+        self.blocks = self.pricer.blocks_of(self.moved)
+        self.working_pricer = self.pricer.for_inputs(self.work)
+        self.P_work = np.ascontiguousarray(P[:, self.work])
 
     def teardown(self, m: int) -> None:
         self.pricer.close()
@@ -84,3 +92,18 @@ class SPPMKernels:
     def track_moving_outputs(self, m: int) -> int:
         """Outputs whose column of Q a step moves (what the line search works on)."""
         return int(np.count_nonzero(np.any(self.Q_new != self.Q, axis=0)))
+
+    def time_block_tables(self, m: int) -> None:
+        """The rebuild :meth:`time_update_tables` replaces within a burst."""
+        self.pricer.tables(self.L, self.empty)
+
+    def time_update_tables(self, m: int) -> None:
+        self.pricer.update_tables(self.tables, self.L, self.empty, self.blocks)
+
+    def time_working_pricing(self, m: int) -> None:
+        """Pricing the working inputs only, over all outputs (a burst's column generation)."""
+        self.working_pricer.price(self.L, self.P_work, self.problem.p_b[self.work], self.lam,
+                                  self.empty, tables=self.tables)
+
+    def track_working_inputs(self, m: int) -> int:
+        return int(self.work.size)

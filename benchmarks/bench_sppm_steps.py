@@ -13,6 +13,8 @@ import privbench as pb
 
 #: Frank-Wolfe steps per timed solve (tol = 0: every solve takes all of them)
 STEPS = 30
+#: steps to a mid-solve mapping (untimed), then steps timed from it
+WARM_STEPS, STEPS_FROM_WARM = 300, 100
 
 
 class SPPMFrankWolfeSteps:
@@ -33,3 +35,31 @@ class SPPMFrankWolfeSteps:
         result = self.mech.run(self.problem, self.delta)
         if result.stats["iterations"] != STEPS:  # a shorter run would time less work
             raise RuntimeError(f"sppm took {result.stats['iterations']} steps, not {STEPS}")
+
+
+class SPPMWorkingSetSteps:
+    """``time_steps``: ``STEPS_FROM_WARM`` steps from a mid-solve mapping, all full
+    (``restricted_steps`` 0) or in bursts on the working inputs (50, the default): the
+    ratio is what the bursts buy once most inputs have settled."""
+
+    params = ([12, 14], [0, 50])
+    param_names = ["m", "restricted_steps"]
+    timeout = 300
+
+    def setup(self, m: int, restricted_steps: int) -> None:
+        import scipy.sparse as sp
+
+        self.problem = pb.load_dataset("synthetic", m=m)
+        self.delta = 2.0 ** (m - 8)
+        warm = pb.get_mechanism("sppm", iterations=WARM_STEPS, tol=0.0).solve(self.problem,
+                                                                                self.delta)
+        self.mech = pb.get_mechanism("sppm", iterations=STEPS_FROM_WARM, tol=0.0,
+                                     restricted_steps=restricted_steps,
+                                     x0=sp.csc_array(warm.mapping))
+        self.mech.prepare(self.problem, pb.RunContext(seed=0))
+
+    def time_steps(self, m: int, restricted_steps: int) -> None:
+        result = self.mech.run(self.problem, self.delta)
+        if result.stats["iterations"] != STEPS_FROM_WARM:
+            raise RuntimeError(f"sppm took {result.stats['iterations']} steps, "
+                               f"not {STEPS_FROM_WARM}")
