@@ -39,10 +39,10 @@ class SPPMFrankWolfeSteps:
 
 class SPPMWorkingSetSteps:
     """``time_steps``: ``STEPS_FROM_WARM`` steps from a mid-solve mapping, all full
-    (``restricted_steps`` 0) or in bursts on the working inputs (50, the default): the
+    (``restricted_steps`` 0) or in bursts on the working inputs (100, the default): the
     ratio is what the bursts buy once most inputs have settled."""
 
-    params = ([12, 14], [0, 50])
+    params = ([12, 14], [0, 100])
     param_names = ["m", "restricted_steps"]
     timeout = 300
 

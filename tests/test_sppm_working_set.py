@@ -98,3 +98,20 @@ def test_a_burst_moves_only_working_inputs_within_the_budget(monkeypatch) -> Non
 def test_restricted_steps_is_checked() -> None:
     with pytest.raises(pb.ValidationError, match="restricted_steps must be an integer >= 0"):
         pb.get_mechanism("sppm", restricted_steps=-1)
+
+
+def test_pair_index_finds_what_a_dict_finds() -> None:
+    from privbench.plugins.mechanisms._sppm.pair_index import PairIndex
+
+    rng = np.random.default_rng(3)
+    n = 50
+    pairs = np.unique(rng.integers(0, n, size=(400, 2)), axis=0)
+    rng.shuffle(pairs)
+    index = PairIndex(n, pairs[:100, 0], pairs[:100, 1])
+    for start in range(100, pairs.shape[0], 70):  # appended in batches, as V grows
+        index.add(pairs[start:start + 70, 0], pairs[start:start + 70, 1], start)
+    where = {(int(i), int(j)): k for k, (i, j) in enumerate(pairs)}
+    probe = rng.integers(0, n, size=(300, 2))
+    want = [where.get((int(i), int(j)), -1) for i, j in probe]
+    np.testing.assert_array_equal(index.find(probe[:, 0], probe[:, 1]), want)
+    assert len(index) == pairs.shape[0]

@@ -61,7 +61,7 @@ class SPPM(pb.MappingMechanism):
     restricted_steps : on a line (1-D feature distortions, frank-wolfe mode), steps on the
         working inputs only (those with more than one active pair; the rest stay where
         they are) between two full iterations: each costs O(working inputs) instead of
-        O(n) (default 50; 0 = every iteration is full). The gap stays certified by exact
+        O(n) (default 100; 0 = every iteration is full). The gap stays certified by exact
         pricing of all n² pairs after each such burst.
     handover : the certified gap (bits) at which the optimal mode stops Frank-Wolfe and
         starts the restricted solves (1e-3; larger hands over sooner, which pays when
@@ -82,7 +82,7 @@ class SPPM(pb.MappingMechanism):
                  variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
                  exact_every: int = 10, rounds: int = 1, prune_after: int = 10, threads: int = 0,
                  mode: str = "frank-wolfe", polish_rounds: int = 20, handover: float = 1e-3,
-                 warmup: int = 100, restricted_steps: int = 50, x0: object = None) -> None:
+                 warmup: int = 100, restricted_steps: int = 100, x0: object = None) -> None:
         self.iterations = iterations
         self.tol = tol
         self.lp_backend = lp_backend

@@ -61,7 +61,7 @@ def add_parser(cli: CommandLine) -> None:
                    help="dual mode: Frank-Wolfe steps before the dual rounds")
     p.add_argument("--threads", type=int, default=0, help="pricing threads (0 = all cores)")
     p.add_argument("--prune-after", type=int, default=10, help="sppm prune_after")
-    p.add_argument("--restricted-steps", type=int, default=50,
+    p.add_argument("--restricted-steps", type=int, default=100,
                    help="sppm restricted_steps: steps on the working inputs between full "
                         "iterations (0 = every iteration full)")
     p.add_argument("--rounds", type=int, default=1,

@@ -41,6 +41,7 @@ from .leakage import (
 )
 from .line_pricing import LinePricer
 from .linesearch import exact_line_search
+from .pair_index import PairIndex
 from .pricing import BLOCK_ENTRIES, Balls, Neighbours, price_exact, price_neighbours
 
 LN2 = math.log(2.0)
@@ -179,15 +180,14 @@ class ActiveSet:
         self._pairs = GrowingArrays(rows=np.asarray(rows, dtype=np.int64),
                                     cols=np.asarray(cols, dtype=np.int64),
                                     a=np.asarray(a, dtype=np.float64))
-        self.keys = set((self.rows * self.n + self.cols).tolist())
+        self.index = PairIndex(self.n, self.rows, self.cols)
 
     def _fresh(self, best_i: np.ndarray, best_v: np.ndarray, mu: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               ) -> tuple[np.ndarray, np.ndarray]:
         """Inputs whose best pair prices out and is not in V yet."""
         cand = np.flatnonzero(best_v - mu < -RC_TOL)
-        new_keys = best_i[cand] * self.n + cand
-        fresh = np.array([k not in self.keys for k in new_keys.tolist()], dtype=bool)
-        return fresh, new_keys, cand
+        fresh = self.index.find(best_i[cand], cand) < 0
+        return fresh, cand
 
     def linear_step(self, L: np.ndarray, empty: np.ndarray, empty_cost: np.ndarray | None,
                     exact: bool = True, costs_set: bool = False, rounds: int | None = None
@@ -229,12 +229,12 @@ class ActiveSet:
             if self.line is not None:
                 best_i, best_v = self.price_all(L, lam, empty, empty_cost)
                 certified = True
-                fresh, new_keys, cand = self._fresh(best_i, best_v, sol.simplex_duals)
+                fresh, cand = self._fresh(best_i, best_v, sol.simplex_duals)
             else:
                 # cheap rounds on the neighbour lists; an exact scan once they are exhausted
                 best_i, best_v = price_neighbours(L, P, problem.p_b, self.nb, lam, empty,
                                                   empty_cost)
-                fresh, new_keys, cand = self._fresh(best_i, best_v, sol.simplex_duals)
+                fresh, cand = self._fresh(best_i, best_v, sol.simplex_duals)
                 certified = False
                 if exact and not fresh.any():
                     best_i, best_v, scanned = price_exact(L, P, problem.p_b, problem.distortion,
@@ -242,11 +242,11 @@ class ActiveSet:
                                                           (best_i, best_v), self.balls)
                     self.full_scans += scanned
                     certified = True
-                    fresh, new_keys, cand = self._fresh(best_i, best_v, sol.simplex_duals)
+                    fresh, cand = self._fresh(best_i, best_v, sol.simplex_duals)
             self.timers["pricing"] += time.perf_counter() - t
             if not fresh.any():
                 return LinearStep(sol, lam, best_v, added, certified, complete=certified)
-            more = self._add(L, empty, empty_cost, best_i, cand[fresh], new_keys[fresh])
+            more = self._add(L, empty, empty_cost, best_i, cand[fresh])
             added += more
             if cap and solves >= cap:
                 x = np.concatenate([sol.x, np.zeros(self.rows.size - sol.x.size)])
@@ -278,7 +278,7 @@ class ActiveSet:
         problem = self.problem
         rows, cols = rows.astype(np.int64), cols.astype(np.int64)
         a = problem.p_b[cols] * problem.distortion.pairs(rows, cols)
-        self.keys.update((rows * self.n + cols).tolist())
+        self.index.add(rows, cols, self.rows.size)
         if self._in_backend:
             self.backend.add_columns(cols, np.zeros(rows.size), a)
         self._pairs.append(rows=rows, cols=cols, a=a)
@@ -316,11 +316,11 @@ class ActiveSet:
         return idx
 
     def _add(self, L: np.ndarray, empty: np.ndarray, empty_cost: np.ndarray | None,
-             best_i: np.ndarray, nj: np.ndarray, keys: np.ndarray) -> int:
+             best_i: np.ndarray, nj: np.ndarray) -> int:
         """Append pairs (best_i[j], j) for j in ``nj`` to V and to the master."""
         problem = self.problem
         ni = best_i[nj]
-        self.keys.update(keys.tolist())
+        self.index.add(ni, nj, self.rows.size)
         na = problem.p_b[nj] * problem.distortion.pairs(ni, nj)
         self.backend.add_columns(nj, pair_costs(L, problem.joint, ni, nj, empty, empty_cost), na)
         self._pairs.append(rows=ni, cols=nj, a=na)

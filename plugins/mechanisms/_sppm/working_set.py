@@ -17,7 +17,8 @@ costs O(|W| + |C|) plus the pricing's walks and a scaling of x.
 
 Nothing here certifies by itself. At the end of a burst the decoder and λ of its best
 restricted bound are priced exactly over all n² pairs (``λ Δ + Σ_j min_i``), a valid
-bound for any decoder and λ <= 0 (:mod:`.leakage`); and the full iteration that
+bound for any decoder and λ <= 0 (:mod:`.leakage`), when the restricted bound (never
+below that one) leaves the tolerance within reach; and the full iteration that
 follows every burst adds the pairs that price out anywhere, which un-freezes their
 inputs and widens C.
 """
@@ -35,11 +36,12 @@ from .columns import normalise_columns
 from .leakage import decoder_logratios, leakage_nats, output_joint, pair_costs
 from .line_pricing import LinePricer
 from .linesearch import exact_line_search
+from .pair_index import PairIndex
 
 LN2 = math.log(2.0)
 #: a burst ends once its own gap is below this fraction of the tolerance (the exact
 #: certificate then usually is too)
-STOP_FRACTION = 0.9
+STOP_FRACTION = 1.0
 #: the restricted master keeps the pairs of the last this many vertices (and the new ones)
 PRUNE_EVERY = 10
 #: a burst's master starts with the pairs that carry at least this much of their input
@@ -86,11 +88,10 @@ class _Restricted:
         #: every pair of the burst: V's pairs of W (origin: their index in V), then new ones
         self.pairs = GrowingArrays(rows=rows, cols=cols, a=V.a[in_work], x=s.x[in_work],
                                    origin=in_work, in_master=np.zeros(in_work.size, dtype=bool))
-        keys = self.reach[rows] * self.k + cols
-        order = np.argsort(keys)
-        #: V's pairs of W by key (output * k + input), sorted; the burst's new ones apart
-        self.keys, self.key_pair = keys[order], order
-        self.new_keys, self.new_pair = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        #: V's pairs are found through V's index (then this map), the burst's new ones here
+        self.index, self.local_of_v = V.index, np.full(V.rows.size, -1, dtype=np.int64)
+        self.local_of_v[in_work] = np.arange(in_work.size)
+        self.found = PairIndex(n, np.zeros(0, np.int64), np.zeros(0, np.int64))
         self.QW = output_joint(self.P, rows, cols, s.x[in_work], self.reach.size)
         #: the iterate is ``scale * view("x")``: a step scales every pair, lazily
         self.scale = 1.0
@@ -129,8 +130,7 @@ class _Restricted:
         returns the indices of those not in the master before."""
         if np.any(self.local_out[outputs] < 0):
             self.widen(outputs[self.local_out[outputs] < 0])
-        keys = outputs * self.k + inputs
-        idx = self.find(keys)
+        idx = self.find(outputs, inputs)
         new = idx < 0
         if new.any():
             start = self.pairs.size
@@ -138,9 +138,7 @@ class _Restricted:
                               x=np.zeros(int(new.sum())), origin=np.full(int(new.sum()), -1),
                               in_master=np.zeros(int(new.sum()), dtype=bool))
             idx[new] = np.arange(start, self.pairs.size)
-            at = np.searchsorted(self.new_keys, keys[new])
-            self.new_keys = np.insert(self.new_keys, at, keys[new])
-            self.new_pair = np.insert(self.new_pair, at, idx[new])
+            self.found.add(outputs[new], self.work[inputs[new]], start)
         in_master = self.view("in_master")
         idx = idx[~in_master[idx]]
         in_master[idx] = True
@@ -148,14 +146,13 @@ class _Restricted:
                            a=self.view("a")[idx], last=np.full(idx.size, step))
         return idx
 
-    def find(self, keys: np.ndarray) -> np.ndarray:
-        """The pair index of each key, -1 for pairs not seen yet."""
-        idx = np.full(keys.size, -1, dtype=np.int64)
-        for sorted_keys, pair in ((self.keys, self.key_pair), (self.new_keys, self.new_pair)):
-            if sorted_keys.size:
-                pos = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
-                hit = sorted_keys[pos] == keys
-                idx[hit] = pair[pos[hit]]
+    def find(self, outputs: np.ndarray, inputs: np.ndarray) -> np.ndarray:
+        """The index in ``pairs`` of each (global output, local input), -1 if not seen."""
+        at_v = self.index.find(outputs, self.work[inputs])
+        idx = np.where(at_v >= 0, self.local_of_v[at_v], -1)
+        miss = idx < 0
+        if miss.any() and len(self.found):
+            idx[miss] = self.found.find(outputs[miss], self.work[inputs[miss]])
         return idx
 
     def prune_master(self, step: int) -> bool:
@@ -224,8 +221,8 @@ def _master_solve(r: _Restricted, master, L: np.ndarray, empty: np.ndarray, fres
 
 def _steps(s, r: _Restricted, pricer: LinePricer, master, max_steps: int
            ) -> tuple[int, tuple | None]:
-    """The restricted iterations; returns (steps, (L on C, empty on C, λ, |C|) of the best
-    restricted bound)."""
+    """The restricted iterations; returns (steps, (L on C, empty on C, λ, |C|, the bound)
+    of the best restricted bound)."""
     p_a, eta, timers = s.problem.p_a, s.eta, s.V.timers
     best, best_lb, steps, fresh = None, -np.inf, 0, True
     t = time.perf_counter()
@@ -253,10 +250,11 @@ def _steps(s, r: _Restricted, pricer: LinePricer, master, max_steps: int
         best_i, best_v = pricer.price(r.L, r.P, r.p_b, lam, r.empty, tables=tables)
         timers["pricing"] += time.perf_counter() - t
         lb = lam * r.delta + float(best_v.sum()) + float(np.sum(r.offset * L))
+        lb += r.bound_out  # the terms outside C (they change as C widens)
         if lb > best_lb:
-            best_lb, best = lb, (L, empty, lam, r.reach.size)
+            best_lb, best = lb, (L, empty, lam, r.reach.size, lb)
         f = r.f_out + f_c
-        if (f - best_lb - r.bound_out) / LN2 < STOP_FRACTION * s.fw_tol:
+        if (f - best_lb) / LN2 < STOP_FRACTION * s.fw_tol:
             break  # the exact certificate (:func:`_certify`) decides
         s.checkpoint(f / LN2, max(f - s.best_lb, 0.0) / LN2)
         if s.on_iteration is not None:
@@ -334,8 +332,10 @@ def _certify(s, r: _Restricted, L_start: np.ndarray, empty_start: np.ndarray,
     Q_end = r.offset + output_joint(r.P, r.view("rows"), r.view("cols"), r.iterate(),
                                     r.reach.size)
     f = r.f_out + leakage_nats(Q_end, s.problem.p_a)
-    if best is not None:
-        L_c, empty_c, lam, c_then = best
+    # the full bound at a decoder and λ is at most the restricted one (a frozen input's
+    # least cost is at most its own pair's): price only when it may meet the tolerance
+    if best is not None and (f - best[4]) / LN2 < s.fw_tol * (1 + 1e-9):
+        L_c, empty_c, lam, c_then, _ = best
         L_start[:, r.reach[:c_then]] = L_c
         empty_start[r.reach[:c_then]] = empty_c
         t = time.perf_counter()
