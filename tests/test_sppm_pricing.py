@@ -207,6 +207,20 @@ def test_constant_mapping_costs_closed_form_matches_blocks() -> None:
                                rtol=1e-15)
 
 
+def test_constant_mapping_costs_for_hamming_match_blocks() -> None:
+    """The O(n k) Hamming identity (attribute marginals) equals the block sums."""
+    from privbench.protocol.feasibility import row_budget_costs as _row_budget_costs
+
+    rng = np.random.default_rng(5)
+    points = rng.integers(0, [3, 5, 2, 7], size=(80, 4)).astype(float)
+    base = pb.load_dataset("random", n=80, n_private=3, seed=5, distortion="hamming")
+    prob = pb.PrivacyProblem.from_arrays(joint=base.joint,
+                                         distortion=pb.FeatureDistortion(points, "hamming"))
+    exact = prob.distortion.to_dense() @ prob.p_b
+    assert np.ptp(exact) > 0.1  # the rows differ: a wrong identity would show
+    np.testing.assert_allclose(_row_budget_costs(prob), exact, rtol=1e-12, atol=1e-15)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_updated_block_tables_equal_a_rebuild(seed: int) -> None:
     """The working set rewrites a few columns of L per iteration and updates the tables in

@@ -58,8 +58,9 @@ def row_budget_costs(problem: PrivacyProblem, rows: np.ndarray | None = None) ->
     """E[d] of the constant mapping to each output i: Σ_j p(b_j) d(b̂_i, b_j), in blocks.
 
     For squared l2 on feature vectors it is ``||x_i - μ||² + Σ_j p_j ||x_j - μ||²`` (μ the
-    p-weighted mean): O(n k) instead of O(n²), up to rounding; :func:`constant_output`
-    recomputes the chosen row exactly (``rows``).
+    p-weighted mean), for Hamming ``Σ_t (Σ_j p_j - m_t(x_it))`` (m_t(v) the mass of the
+    symbols whose attribute t is v): O(n k) instead of O(n²), up to rounding;
+    :func:`constant_output` recomputes the chosen row exactly (``rows``).
     """
     n = problem.n
     dist = problem.distortion
@@ -69,6 +70,12 @@ def row_budget_costs(problem: PrivacyProblem, rows: np.ndarray | None = None) ->
         centred = dist.points - problem.p_b @ dist.points
         sq = (centred * centred).sum(axis=1)
         return sq + problem.p_b @ sq
+    if getattr(dist, "metric", None) == "hamming":
+        out = np.zeros(n)
+        for column in dist.points.T:
+            _, value = np.unique(column, return_inverse=True)
+            out += problem.p_b.sum() - np.bincount(value, weights=problem.p_b)[value]
+        return out
     step = max(1, min(n, 2**22 // max(n, 1)))
     out = np.empty(n)
     cols = np.arange(n)
