@@ -116,14 +116,20 @@ def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w, j_lo, j_hi):  # pra
     Pairs are sorted by input (``starts``); arrays are (n, k) for locality. Fills ``w``
     with the soft assignment (each input's entries sum to one), adds the value's gradient
     with respect to L into ``GT``, and returns (value, E[d]). Terms below e^-CUTOFF of
-    the largest count as 0. Branch-free inner loops (about half the pairs are beyond the
-    cut at coarse temperatures: a branch there mispredicts) and sums in any order (the
-    results differ from an ordered sum in the last bits only).
+    the largest count as 0: each input's pairs within reach are gathered first (without
+    a branch: about half the pairs are beyond reach at coarse temperatures, and a branch
+    there mispredicts), and only those take an exponential and a gradient update. Sums
+    run in any order (the results differ from ordered sums in the last bits only).
     """
     k = LT.shape[1]
     value = 0.0
     used = 0.0
     inv = 1.0 / tau
+    most = 0
+    for j in range(j_lo, j_hi):
+        most = max(most, starts[j + 1] - starts[j])
+    near = np.empty(most, dtype=np.int64)  # pairs of input j within reach, and their
+    ex = np.empty(most)  # costs, then exponentials
     for j in range(j_lo, j_hi):
         lo, hi = starts[j], starts[j + 1]
         if lo == hi:
@@ -133,17 +139,23 @@ def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w, j_lo, j_hi):  # pra
             c = _cost(LT, ST, rows, d, j, t, nu)
             w[t] = c
             m = min(m, c)
-        z = 0.0
+        reach = m + CUTOFF * tau
+        count = 0
         for t in range(lo, hi):
-            x = (m - w[t]) * inv
-            e = _exp(max(x, -CUTOFF))
-            e = e if x > -CUTOFF else 0.0
-            w[t] = e
+            near[count] = t
+            ex[count] = w[t]
+            count += w[t] < reach
+            w[t] = 0.0
+        z = 0.0
+        for q in range(count):
+            e = _exp(max((m - ex[q]) * inv, -CUTOFF))
+            ex[q] = e
             z += e
         value += p_b[j] * (m - tau * math.log(z))
         iz = 1.0 / z
-        for t in range(lo, hi):
-            x = w[t] * iz
+        for q in range(count):
+            t = near[q]
+            x = ex[q] * iz
             w[t] = x
             wt = x * p_b[j]
             used += wt * d[t]
