@@ -6,9 +6,11 @@ Run it with each checkout's interpreter, alternately, so both see the same machi
     python tools/measure_sppm_frontier.py snapshot 16 1500   # pickle the state at iteration 1500
     python tools/measure_sppm_frontier.py kernels /tmp/sppm-m16-1500.pkl
 
-``solve`` prints wall and CPU seconds, iterations, gap, I and the solver's timers of
+``solve`` prints wall and CPU seconds, iterations (and how many were restricted to the
+working inputs), gap, I and the solver's timers of
 ``solve_sppm`` on ``synthetic:m=M`` (Δ = 2^(M-8), the ``sppm`` defaults; the kernels are
-compiled by a small solve first, untimed). ``snapshot`` stops a solve at an iteration and
+compiled by a small solve first, untimed). ``snapshot`` stops a solve (every iteration
+full) at an iteration and
 saves what one iteration works on (V, x, the decoder, λ, the master's vertex).
 ``kernels`` times each hot path on such a snapshot (best of 25 calls, ms) with whatever
 code the interpreter imports, old or new.
@@ -45,7 +47,8 @@ def solve(m: int) -> None:
     print(f"{sys.prefix} m={m} wall={time.perf_counter() - wall:.2f} "
           f"cpu={time.process_time() - cpu:.2f} it={s['iterations']} gap={s['gap_bits']:.4e} "
           f"I={s['objective_bits']:.7f} pricing={s['time_pricing_s']:.2f} "
-          f"lp={s['time_lp_s']:.2f} linesearch={s['time_linesearch_s']:.2f}", flush=True)
+          f"lp={s['time_lp_s']:.2f} linesearch={s['time_linesearch_s']:.2f} "
+          f"restricted={s.get('restricted_iterations', 0)}", flush=True)
 
 
 def snapshot(m: int, at: int) -> None:
@@ -69,7 +72,10 @@ def snapshot(m: int, at: int) -> None:
 
     fw._certified_step = capture
     problem = own(pb.load_dataset("synthetic", m=m))
-    solve_mod.solve_sppm(problem, 2.0 ** (m - 8), pb.get_lp_backend("mckp"), **SPPM()._options())
+    options = SPPM()._options()
+    if "restricted_steps" in options:  # every iteration full: one is captured at ``at``
+        options["restricted_steps"] = 0
+    solve_mod.solve_sppm(problem, 2.0 ** (m - 8), pb.get_lp_backend("mckp"), **options)
 
 
 def kernels(path: str) -> None:
