@@ -59,6 +59,10 @@ class SPPMKernels:
         self.blocks = self.pricer.blocks_of(self.moved)
         self.working_pricer = self.pricer.for_inputs(self.work)
         self.P_work = np.ascontiguousarray(P[:, self.work])
+        from privbench.plugins.mechanisms._sppm.pair_index import PairIndex
+
+        self.index = PairIndex(n, self.rows, self.cols)  # V's pairs, as the active set keeps them
+        self.best_i, _ = self.pricer.price(self.L, P, problem.p_b, self.lam, self.empty)
 
     def teardown(self, m: int) -> None:
         self.pricer.close()
@@ -107,3 +111,7 @@ class SPPMKernels:
 
     def track_working_inputs(self, m: int) -> int:
         return int(self.work.size)
+
+    def time_pair_lookup(self, m: int) -> None:
+        """Which priced pairs (each input's best) are in V already: once per iteration."""
+        self.index.find(self.best_i, np.arange(self.problem.n))
