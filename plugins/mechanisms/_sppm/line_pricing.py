@@ -45,6 +45,31 @@ def _cost(L, P, j, i):  # pragma: no cover - compiled
     return c
 
 
+@numba.njit(cache=True, inline="always")
+def _fill_block(L, empty, order, block, lmin, emp, b):  # pragma: no cover - compiled
+    """Level 0 of block b: the least L[a, i] over its live outputs, and whether one is empty."""
+    emp[0, b] = False
+    for a in range(L.shape[0]):
+        lmin[0, b, a] = np.inf
+    for s in range(b * block, min(b * block + block, order.size)):
+        i = order[s]
+        if empty[i]:
+            emp[0, b] = True
+        else:
+            for a in range(L.shape[0]):
+                if L[a, i] < lmin[0, b, a]:
+                    lmin[0, b, a] = L[a, i]
+
+
+@numba.njit(cache=True, inline="always")
+def _combine(lmin, emp, k, b):  # pragma: no cover - compiled
+    """Level k at b from the two halves of level k - 1."""
+    half = 1 << (k - 1)
+    emp[k, b] = emp[k - 1, b] or emp[k - 1, b + half]
+    for a in range(lmin.shape[2]):
+        lmin[k, b, a] = min(lmin[k - 1, b, a], lmin[k - 1, b + half, a])
+
+
 @numba.njit(cache=True, nogil=True)
 def _block_tables(L, empty, order, block):  # pragma: no cover - compiled
     """Range-minimum tables over the blocks of the sorted line.
@@ -61,21 +86,11 @@ def _block_tables(L, empty, order, block):  # pragma: no cover - compiled
         levels += 1
     lmin = np.full((levels, nb, n_a), np.inf)
     emp = np.zeros((levels, nb), dtype=np.bool_)
-    for s in range(n):
-        i = order[s]
-        b = s // block
-        if empty[i]:
-            emp[0, b] = True
-        else:
-            for a in range(n_a):
-                if L[a, i] < lmin[0, b, a]:
-                    lmin[0, b, a] = L[a, i]
+    for b in range(nb):
+        _fill_block(L, empty, order, block, lmin, emp, b)
     for k in range(1, levels):
-        half = 1 << (k - 1)
         for b in range(nb - (1 << k) + 1):
-            emp[k, b] = emp[k - 1, b] or emp[k - 1, b + half]
-            for a in range(n_a):
-                lmin[k, b, a] = min(lmin[k - 1, b, a], lmin[k - 1, b + half, a])
+            _combine(lmin, emp, k, b)
     # side[0, b] = blocks b .. nb - 1 (the walk to the right), side[1, b] = blocks 0 .. b
     side = np.full((2, nb, n_a), np.inf)
     side_emp = np.zeros((2, nb), dtype=np.bool_)
@@ -101,21 +116,9 @@ def _update_tables(L, empty, order, block, lmin, emp, side, side_emp, blocks):  
     n_a, n = L.shape
     levels, nb = lmin.shape[0], lmin.shape[1]
     for t in range(blocks.size):
-        b = blocks[t]
-        emp[0, b] = False
-        for a in range(n_a):
-            lmin[0, b, a] = np.inf
-        for s in range(b * block, min(b * block + block, n)):
-            i = order[s]
-            if empty[i]:
-                emp[0, b] = True
-            else:
-                for a in range(n_a):
-                    if L[a, i] < lmin[0, b, a]:
-                        lmin[0, b, a] = L[a, i]
+        _fill_block(L, empty, order, block, lmin, emp, blocks[t])
     for k in range(1, levels):
         size = 1 << k
-        half = size >> 1
         done = -1  # ranges up to this start are recomputed at this level
         t = 0
         while t < blocks.size:
@@ -125,9 +128,7 @@ def _update_tables(L, empty, order, block, lmin, emp, side, side_emp, blocks):  
             hi = blocks[t]
             t += 1
             for b in range(max(lo - size + 1, done + 1, 0), min(hi, nb - size) + 1):
-                emp[k, b] = emp[k - 1, b] or emp[k - 1, b + half]
-                for a in range(n_a):
-                    lmin[k, b, a] = min(lmin[k - 1, b, a], lmin[k - 1, b + half, a])
+                _combine(lmin, emp, k, b)
                 done = b
     first, last = blocks[0], blocks[blocks.size - 1]
     for d in range(2):
