@@ -67,7 +67,8 @@ class _Restricted:
         in_work, frozen = np.flatnonzero(mask), np.flatnonzero(~mask)
         self.work, self.in_work = work, in_work
         self.Q_frozen = output_joint(P, V.rows[frozen], V.cols[frozen], s.x[frozen], n)
-        Q_full = self.Q_frozen + output_joint(P, V.rows[in_work], V.cols[in_work], s.x[in_work], n)
+        Q_work = output_joint(P, V.rows[in_work], V.cols[in_work], s.x[in_work], n)
+        Q_full = self.Q_frozen + Q_work
         #: the decoder on all outputs (C's columns are rewritten every iteration)
         self.L, self.empty = decoder_logratios(Q_full, p_a, s.eta)
         self.reach = np.union1d(V.rows[in_work], work)
@@ -92,11 +93,10 @@ class _Restricted:
         self.index, self.local_of_v = V.index, np.full(V.rows.size, -1, dtype=np.int64)
         self.local_of_v[in_work] = np.arange(in_work.size)
         self.found = PairIndex(n, np.zeros(0, np.int64), np.zeros(0, np.int64))
-        self.QW = output_joint(self.P, rows, cols, s.x[in_work], self.reach.size)
+        self.QW = np.ascontiguousarray(Q_work[:, self.reach])  # W's part of Q, on C
         #: the iterate is ``scale * view("x")``: a step scales every pair, lazily
         self.scale = 1.0
         self.used_x = float(V.a[in_work] @ s.x[in_work])
-        #: the master's pairs (indices into ``pairs``) and the step each last carried mass
         # the master starts with each input's heaviest pair and every pair above
         # MASTER_START (not all ~150 an input has: Frank-Wolfe leaves dust on each)
         x = s.x[in_work]
@@ -104,7 +104,6 @@ class _Restricted:
         np.maximum.at(heaviest, cols, x)
         self._set_master(np.flatnonzero((x >= MASTER_START) | (x == heaviest[cols])),
                          np.zeros(0, dtype=np.int64))
-
 
     def view(self, name: str) -> np.ndarray:
         return self.pairs.view(name)
