@@ -16,7 +16,6 @@ from privbench.cli import main
 from privbench.plugins.metrics import _optimum_cache as optimum_cache
 from privbench.plugins.metrics.optimum import OptimumGap, OptimumGapLarge
 from privbench.protocol.optimum import Bound, anchors, decoder_lower_bound, interval
-from privbench.protocol.shared import STORE_ENV
 
 pytest.importorskip("cvxpy")
 
@@ -35,7 +34,7 @@ def random_problem(n: int, k: int, seed: int) -> pb.PrivacyProblem:
 def _fresh_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts without certificates (process memory and store)."""
     monkeypatch.setattr(optimum_cache, "_MEMORY", {})
-    monkeypatch.delenv(STORE_ENV, raising=False)
+    # no sweep store outside a sweep: the runner sets it per run (RunSpec.store)
 
 
 # -- the bounds themselves --------------------------------------------------------------

@@ -17,7 +17,6 @@ import privbench as pb
 from privbench.plugins.metrics import _optimum_cache as optimum_cache
 from privbench.plugins.metrics.optimum import OptimumGap, choose_certifier
 from privbench.protocol.optimum import Bound, interval
-from privbench.protocol.shared import STORE_ENV
 
 pytest.importorskip("cvxpy")
 
@@ -28,7 +27,7 @@ EXACT_TOL = 1e-6
 @pytest.fixture(autouse=True)
 def _fresh_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(optimum_cache, "_MEMORY", {})
-    monkeypatch.delenv(STORE_ENV, raising=False)
+    # no sweep store outside a sweep: the runner sets it per run (RunSpec.store)
 
 
 def _problem(seed: int = 3) -> pb.PrivacyProblem:

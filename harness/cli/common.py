@@ -1,26 +1,19 @@
-"""Helpers shared by sub-commands: store options, executing runs, printing tables."""
+"""Helpers shared by sub-commands: store options, runs executed with the command line's
+options (:mod:`privbench.running.sweep` does the work), printing tables."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
-import os
-import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from privbench.host.manager import get_host
-from privbench.protocol.checks import finite_float
-from privbench.protocol.errors import StoreWriteError, ValidationError
 from privbench.protocol.plugin import format_label
-from privbench.protocol.shared import STORE_ENV
 from privbench.results.fingerprints import MARK
-from privbench.results.store import DEFAULT_DB, ClaimHeartbeat, ResultStore
-from privbench.running.fingerprint import run_fingerprint
-from privbench.running.progress import RunProgress
-from privbench.running.specs import RunSpec, parse_spec
+from privbench.results.store import DEFAULT_DB
+from privbench.running.specs import RunSpec
+from privbench.running.sweep import execute_runs
 
 
 def add_store_args(p: argparse.ArgumentParser) -> None:
@@ -33,136 +26,17 @@ def add_store_args(p: argparse.ArgumentParser) -> None:
                         "memory limit); a run above it is stored as an error")
 
 
-#: the largest --max-mem (MB) accepted: a pebibyte; `inf` or 1e300 are not limits
-MAX_MEM_MB = 2.0**30
-
-
-def _max_mem(cls: Any, max_mem_mb: float) -> float:
-    """--max-mem checked against the least an executor's worker needs to start at all
-    (``min_max_mem_mb``: RLIMIT_AS counts address space, and a worker with numpy and
-    scipy loaded holds ~350 MB of it before its first run)."""
-    value = finite_float("--max-mem", max_mem_mb, low=1.0, high=MAX_MEM_MB)
-    least = float(getattr(cls, "min_max_mem_mb", 1.0))
-    if value < least:
-        raise ValidationError(f"--max-mem must be >= {least:g} MB for the {cls.name!r} executor "
-                              f"(a worker with numpy and scipy needs that much address space "
-                              f"before its first run); got {max_mem_mb:g}")
-    return value
-
-
-def make_executor(name: str, workers: int | None, scheduler: str | None = None,
-                  max_mem_mb: float | None = None) -> Any:
-    """``name`` may carry parameters like a mechanism: ``dask:max_pending=64``."""
-    name, params = parse_spec(name, what="executor")
-    cls = get_host().get("executor", name)
-    if workers and "workers" in cls.param_names():
-        params["workers"] = workers
-    if max_mem_mb is not None:
-        if "max_mem_mb" not in cls.param_names():
-            raise ValidationError(f"--max-mem needs an executor that runs in worker processes "
-                                  f"(process or dask); {name!r} runs in this process")
-        params["max_mem_mb"] = _max_mem(cls, max_mem_mb)
-    if scheduler:
-        if "scheduler" not in cls.param_names():
-            raise ValidationError(f"--scheduler does not apply to the {name!r} executor "
-                                  "(use --executor dask)")
-        params["scheduler"] = scheduler
-    return cls.create(**params)
-
-
 def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool = True,
             timeout: float | None = None, resume: bool = False, sweep_id: str | None = None
             ) -> Iterator[dict[str, Any]]:
-    """Run ``runs`` on the chosen executor, storing each record as soon as it arrives."""
-    store = None if getattr(args, "no_store", False) else ResultStore(args.db)
-    store_before = os.environ.get(STORE_ENV)
-    if store is not None:
-        store.check_writable()  # before anything is computed
-        # plugins may keep a table of their own in the sweep's store (workers inherit it)
-        os.environ[STORE_ENV] = str(Path(args.db).resolve())
-    executor = make_executor(getattr(args, "executor", None) or "local",
-                             getattr(args, "workers", None), getattr(args, "scheduler", None),
-                             getattr(args, "max_mem", None))
-    sweep_id = sweep_id or uuid.uuid4().hex[:12]
-    claim_owner = uuid.uuid4().hex
-    try:
-        todo = list(runs)
-        heartbeat: Any = contextlib.nullcontext()
-        if resume and store is not None:
-            todo = _resume(store, todo, claim_owner, keep_stale=getattr(args, "keep_stale", False))
-            heartbeat = ClaimHeartbeat(store.path, claim_owner)
-        timeout = timeout if timeout is not None else getattr(args, "timeout", None)
-        with heartbeat, RunProgress(len(todo), enabled=progress) as bar:
-            # in-solve progress, on a terminal only: the process and dask executors then
-            # forward it from their workers (a manager queue, worker events)
-            executor.on_progress = bar.solve_update if bar.shows_solves else None
-            for record in executor.map_runs([r.to_dict() for r in todo], timeout=timeout):
-                if store is not None:
-                    _store(store, record, sweep_id)
-                bar.advance(record)
-                yield record
-    finally:
-        if store is not None:
-            if resume:
-                store.release(claim_owner)
-            store.close()
-        if store_before is None:
-            os.environ.pop(STORE_ENV, None)
-        else:
-            os.environ[STORE_ENV] = store_before
-
-
-def _resume(store: ResultStore, runs: list[RunSpec], owner: str, *, keep_stale: bool
-            ) -> list[RunSpec]:
-    """The runs of ``runs`` still to do: not stored by the same code (any stored row with
-    ``keep_stale``) and not claimed by another live sweep; says what it skips and why."""
-    import sys
-
-    fingerprints = {r.key: run_fingerprint(r)["hash"] for r in runs}
-    for key in store.data_changed({r.key: _data_files(r) for r in runs}):
-        fingerprints[key] = f"{fingerprints[key]}+other-data"  # matches no stored row: stale
-    stored = store.done_keys() & set(fingerprints)
-    fresh = stored if keep_stale else store.fresh_keys(fingerprints)
-    mine = set(store.claim([r.key for r in runs], owner=owner,
-                           fingerprints=None if keep_stale else fingerprints))
-    todo = [r for r in runs if r.key in mine]
-    stale = len(stored - fresh)
-    claimed = len(runs) - len(todo) - len(fresh)
-    parts = [f"{len(fresh)} stored"]
-    if stale:
-        parts.append(f"{stale} stale re-run (made by other code or from other data files; "
-                     "--keep-stale keeps them)")
-    if claimed > 0:
-        parts.append(f"{claimed} claimed by another sweep")
-    print(f"resume: {', '.join(parts)}, {len(todo)} to run of {len(runs)} in {store.path}",
-          file=sys.stderr)
-    return todo
-
-
-def _data_files(run: RunSpec) -> dict[str, str] | None:
-    """The data files (name -> sha256) a run reads now: its data set is loaded (cached
-    from the plan) and says so in ``meta["data_files"]``; None when it names none."""
-    from privbench.protocol.errors import PrivbenchError
-    from privbench.running.problems import load_problem
-
-    try:
-        files = load_problem(run.dataset, run.dataset_params).meta.get("data_files")
-    except PrivbenchError:
-        return None
-    return dict(files) if files else None
-
-
-def _store(store: ResultStore, record: dict[str, Any], sweep_id: str) -> None:
-    """Store one record; if the database fails now, print the record so it is not lost."""
-    import sys
-
-    from privbench.running.records import record_json
-
-    try:
-        store.add(record, sweep_id=sweep_id)
-    except StoreWriteError:
-        print(record_json(record), file=sys.stderr, flush=True)
-        raise
+    """The command line's options for :func:`privbench.running.sweep.execute_runs`."""
+    return execute_runs(
+        runs, db=None if getattr(args, "no_store", False) else args.db,
+        executor=getattr(args, "executor", None) or "local", workers=getattr(args, "workers", None),
+        scheduler=getattr(args, "scheduler", None), max_mem_mb=getattr(args, "max_mem", None),
+        timeout=timeout if timeout is not None else getattr(args, "timeout", None),
+        resume=resume, keep_stale=getattr(args, "keep_stale", False), sweep_id=sweep_id,
+        progress=progress)
 
 
 def _missing(value: Any) -> bool:

@@ -7,13 +7,16 @@ store, so one command goes from a spec to the report.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from privbench.cli import sweep_cmd
+from privbench.cli.sweep_cmd import summary_line
 from privbench.host.manager import get_host
 from privbench.protocol.abort import plugin_code
 from privbench.protocol.errors import PluginError, PrivbenchError, StoreWriteError
 from privbench.results.store import DEFAULT_DB
+from privbench.running.plan import load_sweep_file
+from privbench.running.sweep import sweep
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -40,8 +43,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     cls = get_host().get("reporter", args.reporter)  # fail before any sweep runs
     for spec in args.sweep:  # an invalid sweep raises: exit 2 (3 for the store), no report
-        sweep_cmd.run(sweep_cmd.request(spec, db=args.db, resume=True, executor=args.executor,
-                                        workers=args.workers, keep_stale=args.keep_stale))
+        records = sweep(spec, db=args.db, resume=True, executor=args.executor, workers=args.workers,
+                        keep_stale=args.keep_stale, progress=True)
+        print(summary_line(load_sweep_file(spec).name, records, args.db), file=sys.stderr)
     offered = {"static": args.static, "specs": tuple(str(s) for s in args.sweep)}
     params = {k: v for k, v in offered.items() if k in cls.param_names()}
     try:

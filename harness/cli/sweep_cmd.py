@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
-from privbench.cli.common import add_store_args, execute
-from privbench.protocol.errors import ValidationError
-from privbench.running.plan import DEFAULT_MAX_RUNS, check_timeout, load_sweep_file, plan_runs
+from privbench.cli.common import add_store_args
+from privbench.running.plan import DEFAULT_MAX_RUNS, load_sweep_file, plan_runs
 from privbench.running.records import declared_units, record_json
+from privbench.running.sweep import iter_sweep
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -43,44 +44,33 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def request(spec: Path, **options: Any) -> argparse.Namespace:
-    """The arguments of ``privbench sweep SPEC`` with ``options`` set (``db``, ``resume``,
-    ``executor``, ...), every other one at its default: for a command that runs a sweep
-    itself (``report --sweep``) without re-entering the command line."""
-    parser = argparse.ArgumentParser(prog="privbench")
-    add_parser(parser.add_subparsers())
-    args = parser.parse_args(["sweep", str(spec)])
-    unknown = sorted(set(options) - set(vars(args)))
-    if unknown:
-        raise ValueError(f"not options of sweep: {', '.join(unknown)}")
-    for key, value in options.items():
-        setattr(args, key, value)
-    return args
+def summary_line(name: str, records: list[dict[str, Any]], db: Path | None) -> str:
+    """"sweep NAME: 3 ok, 1 timeout; results in DB": what a finished sweep prints."""
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record["status"]] = counts.get(record["status"], 0) + 1
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing to do"
+    return f"sweep {name}: {summary}; results in {db if db is not None else '(not stored)'}"
 
 
 def run(args: argparse.Namespace) -> int:
-    spec = load_sweep_file(args.spec)
-    spec.max_runs = args.max_runs
-    spec.skip_metrics = list(dict.fromkeys([*spec.skip_metrics, *args.no_metric]))
-    if args.timeout is not None:
-        check_timeout(args.timeout, what="--timeout")
-    if args.workers is not None and args.workers < 1:
-        raise ValidationError(f"--workers must be an integer >= 1; got {args.workers}")
-    runs = plan_runs(spec, load_datasets=not args.dry_run)  # listing runs needs no data
-    if args.dry_run:
-        for r in runs:
+    if args.dry_run:  # listing runs needs no data
+        spec = load_sweep_file(args.spec)
+        spec.max_runs = args.max_runs
+        for r in plan_runs(spec, load_datasets=False):
             print(r.key)
         return 0
-    args.executor = args.executor or spec.executor or "local"
-    args.workers = args.workers or spec.workers
-    timeout = args.timeout if args.timeout is not None else (spec.timeout or 3600.0)
-    counts: dict[str, int] = {}
+    done: list[dict[str, Any]] = []
     units = declared_units() if args.json else None
-    for record in execute(runs, args, timeout=timeout, resume=args.resume, sweep_id=spec.name):
-        counts[record["status"]] = counts.get(record["status"], 0) + 1
+    records = iter_sweep(
+        args.spec, db=None if args.no_store else args.db, executor=args.executor,
+        workers=args.workers, scheduler=args.scheduler, max_mem_mb=args.max_mem,
+        timeout=args.timeout, resume=args.resume, keep_stale=args.keep_stale,
+        skip_metrics=args.no_metric, max_runs=args.max_runs, progress=True)
+    for record in records:
+        done.append({"status": record["status"]})
         if args.json:
             print(record_json(record, units), flush=True)
-    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing to do"
-    import sys
-    print(f"sweep {spec.name}: {summary}; results in {args.db}", file=sys.stderr)
+    db = None if args.no_store else args.db
+    print(summary_line(load_sweep_file(args.spec).name, done, db), file=sys.stderr)
     return 0

@@ -82,6 +82,14 @@ def load_sweep_file(path: str | Path) -> SweepSpec:
         raise ValidationError(f"{p}: not valid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ValidationError(f"{p}: cannot read: {exc}") from None
+    return sweep_spec_from(data, p)
+
+
+def sweep_spec_from(data: dict[str, Any], p: Path = Path("sweep")) -> SweepSpec:
+    """A sweep file's contents (a dict, as ``pb.sweep`` takes it) checked into a
+    ``SweepSpec``; errors name ``p`` and the key."""
+    if not isinstance(data, dict):
+        raise ValidationError(f"{p}: a sweep is a table of keys; got {type(data).__name__}")
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise ValidationError(f"{p}: unknown key(s) {', '.join(unknown)}; expected {', '.join(sorted(_KEYS))}")

@@ -25,6 +25,7 @@ from privbench.protocol.context import RunContext
 from privbench.protocol.errors import InvalidMappingError, PrivbenchError, ValidationError
 from privbench.protocol.mechanism import MAPPING, Mechanism, MechanismResult, validate_mapping
 from privbench.protocol.problem import PrivacyProblem
+from privbench.protocol.shared import using_store
 from privbench.running.fingerprint import run_fingerprint
 from privbench.running.guards import PluginAbort, RunTimeout, plugin_code, time_limit
 from privbench.running.isolation import isolated_run
@@ -141,7 +142,7 @@ def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = 
     try:
         # what plugin code prints goes to stderr: stdout carries the results (--json lines)
         with (time_limit(timeout) as limit, isolated_run(f"run {spec.key}"),
-              contextlib.redirect_stdout(sys.stderr)):
+              contextlib.redirect_stdout(sys.stderr), using_store(spec.store)):
             _execute(spec, record, on_progress)
     except RunTimeout as exc:
         record.update(status="timeout", error=str(exc))

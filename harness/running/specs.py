@@ -99,6 +99,9 @@ class RunSpec:
     skip_metrics: tuple[str, ...] = ()
     #: timed solves after one untimed prepare (not part of the run's identity)
     repeat: int = 1
+    #: the results store of the sweep that runs it, where plugins may keep tables of their
+    #: own (``privbench.protocol.shared.sweep_store``); not part of the run's identity
+    store: str | None = None
 
     @property
     def key(self) -> str:

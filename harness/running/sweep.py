@@ -1,0 +1,209 @@
+"""A sweep as a library call: plan a grid, run it on an executor, store each record.
+
+``pb.sweep("specs/toy.toml", db="toy.sqlite")`` does what ``privbench sweep`` does and
+returns the records; ``privbench sweep``, ``privbench run`` and ``report --sweep`` are thin
+layers over :func:`iter_sweep` and :func:`execute_runs`. The store a sweep writes to reaches
+the runs as part of their spec (``RunSpec.store``), never through the environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from privbench.host.manager import get_host
+from privbench.protocol.checks import finite_float
+from privbench.protocol.errors import PrivbenchError, StoreWriteError, ValidationError
+from privbench.results.store import DEFAULT_DB, ClaimHeartbeat, ResultStore
+from privbench.running.fingerprint import run_fingerprint
+from privbench.running.plan import (
+    DEFAULT_MAX_RUNS,
+    SweepSpec,
+    check_timeout,
+    load_sweep_file,
+    plan_runs,
+    sweep_spec_from,
+)
+from privbench.running.progress import RunProgress
+from privbench.running.specs import RunSpec, parse_spec
+
+#: the largest ``max_mem_mb`` (--max-mem) accepted: a pebibyte; ``inf`` or 1e300 are not limits
+MAX_MEM_MB = 2.0**30
+#: seconds per run when neither the caller nor the spec sets a timeout
+DEFAULT_SWEEP_TIMEOUT = 3600.0
+
+
+def _max_mem(cls: Any, max_mem_mb: float) -> float:
+    """``max_mem_mb`` checked against the least an executor's worker needs to start at all
+    (``min_max_mem_mb``: RLIMIT_AS counts address space, and a worker with numpy and
+    scipy loaded holds ~350 MB of it before its first run)."""
+    value = finite_float("--max-mem", max_mem_mb, low=1.0, high=MAX_MEM_MB)
+    least = float(getattr(cls, "min_max_mem_mb", 1.0))
+    if value < least:
+        raise ValidationError(f"--max-mem must be >= {least:g} MB for the {cls.name!r} executor "
+                              f"(a worker with numpy and scipy needs that much address space "
+                              f"before its first run); got {max_mem_mb:g}")
+    return value
+
+
+def make_executor(name: str, workers: int | None = None, scheduler: str | None = None,
+                  max_mem_mb: float | None = None) -> Any:
+    """The executor plugin ``name``; it may carry parameters like a mechanism
+    (``dask:max_pending=64``). ``workers``, ``scheduler`` and ``max_mem_mb`` are refused,
+    naming the option, by an executor that does not take them."""
+    name, params = parse_spec(name, what="executor")
+    cls = get_host().get("executor", name)
+    if workers is not None and workers < 1:
+        raise ValidationError(f"--workers must be an integer >= 1; got {workers}")
+    if workers and "workers" in cls.param_names():
+        params["workers"] = workers
+    if max_mem_mb is not None:
+        if "max_mem_mb" not in cls.param_names():
+            raise ValidationError(f"--max-mem needs an executor that runs in worker processes "
+                                  f"(process or dask); {name!r} runs in this process")
+        params["max_mem_mb"] = _max_mem(cls, max_mem_mb)
+    if scheduler:
+        if "scheduler" not in cls.param_names():
+            raise ValidationError(f"--scheduler does not apply to the {name!r} executor "
+                                  "(use --executor dask)")
+        params["scheduler"] = scheduler
+    return cls.create(**params)
+
+
+def execute_runs(runs: Sequence[RunSpec], *, db: str | Path | None = DEFAULT_DB,
+                 executor: str = "local", workers: int | None = None,
+                 scheduler: str | None = None, max_mem_mb: float | None = None,
+                 timeout: float | None = None, resume: bool = False, keep_stale: bool = False,
+                 sweep_id: str | None = None, progress: bool = False) -> Iterator[dict[str, Any]]:
+    """Run planned ``runs`` on an executor, storing each record in ``db`` (None: no store)
+    as soon as it arrives, and yield it.
+
+    :param resume: skip runs stored by the same code from the same data files, and claim
+        the rest so that concurrent sweeps on one store share the work.
+    :param keep_stale: with ``resume``, also reuse rows made by other code.
+    """
+    store = None if db is None else ResultStore(db)
+    if store is not None:
+        store.check_writable()  # before anything is computed
+    make = make_executor(executor or "local", workers, scheduler, max_mem_mb)
+    sweep_id = sweep_id or uuid.uuid4().hex[:12]
+    claim_owner = uuid.uuid4().hex
+    try:
+        todo = list(runs)
+        heartbeat: Any = contextlib.nullcontext()
+        if resume and store is not None:
+            todo = _resume(store, todo, claim_owner, keep_stale=keep_stale)
+            heartbeat = ClaimHeartbeat(store.path, claim_owner)
+        # plugins may keep a table of their own in the sweep's store (the optimum cache)
+        where = str(Path(db).resolve()) if store is not None else None
+        with heartbeat, RunProgress(len(todo), enabled=progress) as bar:
+            # in-solve progress, on a terminal only: the process and dask executors then
+            # forward it from their workers (a manager queue, worker events)
+            make.on_progress = bar.solve_update if bar.shows_solves else None
+            shipped = [{**r.to_dict(), "store": where} for r in todo]
+            for record in make.map_runs(shipped, timeout=timeout):
+                if store is not None:
+                    _store(store, record, sweep_id)
+                bar.advance(record)
+                yield record
+    finally:
+        if store is not None:
+            if resume:
+                store.release(claim_owner)
+            store.close()
+
+
+def _as_spec(spec: SweepSpec | str | Path | dict[str, Any]) -> SweepSpec:
+    if isinstance(spec, SweepSpec):
+        return spec
+    if isinstance(spec, dict):
+        return sweep_spec_from(spec)  # read as a sweep file is (baselines on by default)
+    return load_sweep_file(spec)
+
+
+def iter_sweep(spec: SweepSpec | str | Path | dict[str, Any], *,
+               db: str | Path | None = DEFAULT_DB, executor: str | None = None,
+               workers: int | None = None, scheduler: str | None = None,
+               max_mem_mb: float | None = None, timeout: float | None = None,
+               resume: bool = False, keep_stale: bool = False,
+               skip_metrics: Iterable[str] = (), max_runs: int = DEFAULT_MAX_RUNS,
+               progress: bool = False) -> Iterator[dict[str, Any]]:
+    """:func:`sweep`, yielding each record as it is stored. The whole grid is planned
+    and checked first: an invalid request raises before anything runs or is stored."""
+    spec = _as_spec(spec)
+    spec.max_runs = max_runs
+    spec.skip_metrics = list(dict.fromkeys([*spec.skip_metrics, *skip_metrics]))
+    if timeout is not None:
+        check_timeout(timeout, what="--timeout")
+    if workers is not None and workers < 1:
+        raise ValidationError(f"--workers must be an integer >= 1; got {workers}")
+    runs = plan_runs(spec)
+    yield from execute_runs(
+        runs, db=db, executor=executor or spec.executor or "local",
+        workers=workers or spec.workers, scheduler=scheduler, max_mem_mb=max_mem_mb,
+        timeout=timeout if timeout is not None else (spec.timeout or DEFAULT_SWEEP_TIMEOUT),
+        resume=resume, keep_stale=keep_stale, sweep_id=spec.name, progress=progress)
+
+
+def sweep(spec: SweepSpec | str | Path | dict[str, Any], **options: Any) -> list[dict[str, Any]]:
+    """Run a sweep from Python and return its records (what ``privbench sweep`` stores).
+
+    ``spec`` is a sweep file's path, its contents as a dict (``mechanisms``, ``datasets``,
+    ``deltas``, ...) or a ``SweepSpec``; ``options`` are those of :func:`iter_sweep`:
+    ``db`` (None: store nothing), ``executor``, ``workers``, ``resume``, ``timeout``, ...::
+
+        records = pb.sweep("specs/toy.toml", db="toy.sqlite", resume=True)
+    """
+    return list(iter_sweep(spec, **options))
+
+
+def _resume(store: ResultStore, runs: list[RunSpec], owner: str, *, keep_stale: bool
+            ) -> list[RunSpec]:
+    """The runs of ``runs`` still to do: not stored by the same code (any stored row with
+    ``keep_stale``) and not claimed by another live sweep; says what it skips and why."""
+    fingerprints = {r.key: run_fingerprint(r)["hash"] for r in runs}
+    for key in store.data_changed({r.key: _data_files(r) for r in runs}):
+        fingerprints[key] = f"{fingerprints[key]}+other-data"  # matches no stored row: stale
+    stored = store.done_keys() & set(fingerprints)
+    fresh = stored if keep_stale else store.fresh_keys(fingerprints)
+    mine = set(store.claim([r.key for r in runs], owner=owner,
+                           fingerprints=None if keep_stale else fingerprints))
+    todo = [r for r in runs if r.key in mine]
+    stale = len(stored - fresh)
+    claimed = len(runs) - len(todo) - len(fresh)
+    parts = [f"{len(fresh)} stored"]
+    if stale:
+        parts.append(f"{stale} stale re-run (made by other code or from other data files; "
+                     "--keep-stale keeps them)")
+    if claimed > 0:
+        parts.append(f"{claimed} claimed by another sweep")
+    print(f"resume: {', '.join(parts)}, {len(todo)} to run of {len(runs)} in {store.path}",
+          file=sys.stderr)
+    return todo
+
+
+def _data_files(run: RunSpec) -> dict[str, str] | None:
+    """The data files (name -> sha256) a run reads now: its data set is loaded (cached
+    from the plan) and says so in ``meta["data_files"]``; None when it names none."""
+    from privbench.running.problems import load_problem
+
+    try:
+        files = load_problem(run.dataset, run.dataset_params).meta.get("data_files")
+    except PrivbenchError:
+        return None
+    return dict(files) if files else None
+
+
+def _store(store: ResultStore, record: dict[str, Any], sweep_id: str) -> None:
+    """Store one record; if the database fails now, print the record so it is not lost."""
+    from privbench.running.records import record_json
+
+    try:
+        store.add(record, sweep_id=sweep_id)
+    except StoreWriteError:
+        print(record_json(record), file=sys.stderr, flush=True)
+        raise
