@@ -1,4 +1,4 @@
-"""The CLI contracts of DESIGN.md: JSON fields, exit codes, sweeps, results export."""
+"""The CLI contracts (docs/cli.md): JSON fields, exit codes, sweeps, results export."""
 
 from __future__ import annotations
 
@@ -137,7 +137,8 @@ def test_results_on_missing_db(tmp_path: Path, capsys) -> None:
 def test_plugins_json(capsys) -> None:
     assert main(["plugins", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    # the six kinds DESIGN.md promises; figures are reporters with role "figure"
+    # seven kinds of plugin under the six `kind` values of the JSON contract (docs/cli.md):
+    # figures are reporters with role "figure"
     kinds = {"mechanism", "lp_backend", "dataset", "metric", "executor", "reporter"}
     assert {r["kind"] for r in rows} == kinds  # every kind listed: an empty list fails
     assert {r["name"] for r in rows if r["role"] == "figure"} >= {"privacy-distortion"}

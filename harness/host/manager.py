@@ -152,10 +152,11 @@ class PluginInfo:
     cls: type | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The row as plain data (``plugins --json``). ``kind`` stays one of the six kinds
-        DESIGN.md promises (mechanism, lp_backend, dataset, metric, executor, reporter): a
-        figure is listed as kind ``reporter`` with ``role: "figure"`` (it is part of what the
-        reporter draws); every other row has ``role`` equal to its kind."""
+        """The row as plain data (``plugins --json``). There are seven kinds of plugin, but
+        the JSON contract (docs/cli.md) lists six values of ``kind`` (mechanism, lp_backend,
+        dataset, metric, executor, reporter): a figure is listed as kind ``reporter`` with
+        ``role: "figure"`` (it is part of what the reporter draws); every other row has
+        ``role`` equal to its kind."""
         data = asdict(self)
         data.pop("cls")
         data["role"] = self.kind
