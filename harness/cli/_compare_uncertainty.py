@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from privbench.protocol.feasibility import within_budget
 from privbench.protocol.metric import Output
 from privbench.results.significance import (
     NOT_DISTINGUISHABLE,
@@ -48,7 +49,7 @@ def _over_budget(row: pd.Series, budget: float) -> bool:
     """True when the run's E[d] exceeds the budget it was asked for (a mechanism that
     reads Δ otherwise, or ignores it): its leakage is not comparable at this budget."""
     d = row.get("distortion")
-    return d is not None and not pd.isna(d) and float(d) > budget * (1 + 1e-6) + 1e-12
+    return d is not None and not pd.isna(d) and not within_budget(float(d), budget)
 
 
 def _distortion_cell(row: pd.Series, budget: float) -> str:

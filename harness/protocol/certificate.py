@@ -9,7 +9,9 @@ mapping within the budget. Its stats carry :class:`Certificate` (``to_stats()``)
 * ``gap_bits``: U - L >= 0, how far X may be from optimal (also a top-level record field);
 * ``stop_reason``: why the solver stopped (``tolerance``, ``iterations``, ...);
 * ``trace``: ``[[seconds, upper_bits, lower_bits], ...]`` since the solve started;
-* ``converged``: whether the gap met the solver's tolerance.
+* ``converged``: whether the gap met the solver's tolerance;
+* ``certified_delta``: the budget Δ the bound was solved at (the runner checks it against
+  the run's own Δ, and the bound against the mapping's own I: :func:`contradiction`).
 
 Readers (the ``optimum`` metric, reporters, ``compare``) use :meth:`Certificate.from_stats`.
 
@@ -19,6 +21,7 @@ Every decoder bound in privbench floors a posterior the same way before its loga
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +35,10 @@ import numpy as np
 POSTERIOR_FLOOR = 1e-12
 #: the stat names of a certificate, in record order
 CERTIFICATE_STATS = ("objective_bits", "lower_bits", "gap_bits", "stop_reason", "trace",
-                     "converged")
+                     "converged", "certified_delta")
+#: bits by which a certificate's lower bound may exceed the mapping's own I (the two are
+#: computed by different code: the solver's and the runner's metric) before it is refused
+CERTIFICATE_TOL_BITS = 1e-9
 
 
 def floored_posterior(post: np.ndarray, p_a: np.ndarray, eta: float = POSTERIOR_FLOOR
@@ -55,6 +61,7 @@ class Certificate:
     stop_reason: str
     trace: tuple[tuple[float, float, float], ...] = field(default=())
     converged: bool | None = None
+    delta: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("objective_bits", "lower_bits", "gap_bits"):
@@ -66,8 +73,10 @@ class Certificate:
 
     @classmethod
     def of(cls, objective_bits: float, lower_bits: float, stop_reason: str, *,
-           trace: Sequence[Sequence[float]] = (), converged: bool | None = None) -> Certificate:
-        """The certificate of a mapping leaking ``objective_bits`` with bound ``lower_bits``.
+           trace: Sequence[Sequence[float]] = (), converged: bool | None = None,
+           delta: float | None = None) -> Certificate:
+        """The certificate of a mapping leaking ``objective_bits`` with bound ``lower_bits``,
+        solved at budget ``delta`` (None: not said; the runner then checks only the bound).
 
         The lower bound is clipped to [0, ``objective_bits``]: I* >= 0 always, and a mapping
         within the budget proves I* <= its leakage, so neither clip loses a proven fact.
@@ -76,13 +85,15 @@ class Certificate:
         lower = min(max(float(lower_bits), 0.0), upper)
         rows = tuple((float(t), float(u), float(lo)) for t, u, lo in trace)
         return cls(upper, lower, upper - lower, str(stop_reason), rows,
-                   None if converged is None else bool(converged))
+                   None if converged is None else bool(converged),
+                   None if delta is None else float(delta))
 
     def to_stats(self) -> dict[str, Any]:
         """The stats a solver returns (``mech.result(X, **cert.to_stats(), ...)``)."""
         return {"objective_bits": self.objective_bits, "lower_bits": self.lower_bits,
                 "gap_bits": self.gap_bits, "stop_reason": self.stop_reason,
-                "trace": [list(row) for row in self.trace], "converged": self.converged}
+                "trace": [list(row) for row in self.trace], "converged": self.converged,
+                "certified_delta": self.delta}
 
     @classmethod
     def from_stats(cls, stats: Mapping[str, Any] | None) -> Certificate | None:
@@ -97,6 +108,38 @@ class Certificate:
                    for v in (upper, lower)):
             return None
         trace = stats.get("trace") or ()
+        delta = stats.get("certified_delta")
         return cls.of(upper, lower, str(stats.get("stop_reason") or ""),
                       trace=[row for row in trace if len(row) == 3],
-                      converged=stats.get("converged"))
+                      converged=stats.get("converged"),
+                      delta=float(delta) if isinstance(delta, int | float)
+                      and not isinstance(delta, bool) else None)
+
+
+def contradiction(cert: Certificate | Mapping[str, Any], delta: float, leakage_bits: float,
+                  tol: float = CERTIFICATE_TOL_BITS) -> str | None:
+    """Why ``cert`` (a certificate, or the stats that carry one) cannot be the certificate
+    of a run at budget ``delta`` whose mapping leaks ``leakage_bits`` (None: it can).
+
+    A proven lower bound on I*(Δ) never exceeds the leakage of a mapping within Δ; a bound
+    above it (by more than ``tol`` bits, rounding between two computations of I) was solved
+    for another problem, e.g. at a smaller Δ. A certificate that names its Δ must name the
+    run's (to the runner's budget tolerance).
+    """
+    from privbench.protocol.feasibility import budget_slack
+
+    if not isinstance(cert, Certificate):
+        stats, parsed = cert, Certificate.from_stats(cert)
+        if parsed is None:
+            return None
+        claimed = float(stats["lower_bits"])  # as stated, before the record's clip to U
+        cert = dataclasses.replace(parsed, lower_bits=max(parsed.lower_bits, claimed))
+    if cert.delta is not None and math.isfinite(delta) \
+            and abs(cert.delta - delta) > budget_slack(delta):
+        return (f"its certificate was solved at delta = {cert.delta:.12g}, not at the run's "
+                f"delta = {delta:.12g}")
+    if math.isfinite(leakage_bits) and cert.lower_bits > leakage_bits + tol * max(1.0, leakage_bits):
+        return (f"its certificate's lower bound {cert.lower_bits:.12g} bits exceeds the "
+                f"mapping's own I(A; B̂) = {leakage_bits:.12g} bits: it cannot bound this "
+                "mapping's problem (solved at another budget or on other data?)")
+    return None

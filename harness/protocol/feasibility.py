@@ -16,6 +16,20 @@ import numpy as np
 if TYPE_CHECKING:
     from privbench.protocol.problem import PrivacyProblem
 
+#: relative slack on E[d] <= Δ (absolute below Δ = 1): the one budget test of the runner,
+#: ``compare``, the report's tables and ``tools/notions_table.py``
+BUDGET_TOL = 1e-9
+
+
+def budget_slack(delta: float) -> float:
+    """How far E[d] may exceed ``delta`` and still count as within it: BUDGET_TOL·max(1, Δ)."""
+    return BUDGET_TOL * max(1.0, abs(float(delta)))
+
+
+def within_budget(distortion: float, delta: float) -> bool:
+    """E[d] <= Δ up to the runner's tolerance (the same test that marks a run invalid)."""
+    return float(distortion) <= float(delta) + budget_slack(delta)
+
 
 def normalise_columns(cols: np.ndarray, x: np.ndarray, n: int) -> np.ndarray:
     """Clip x at 0 and rescale so the entries of each input column sum to one."""

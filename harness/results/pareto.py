@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privbench.protocol.feasibility import budget_slack
+
 __all__ = [
     "Curve",
     "distortion_for_leakage",
@@ -121,13 +123,18 @@ def leakage_at_distortion(curve: Curve | tuple[Sequence[float], Sequence[float]]
                           budget: float) -> float | None:
     """Best value reachable within distortion ``budget`` (interpolated on a convex front).
 
+    A point whose distortion exceeds ``budget`` by no more than the runner's tolerance
+    (:func:`privbench.protocol.feasibility.within_budget`) is within it, as it is for the
+    runner that accepted the run.
+
     :returns: None when the budget is below the smallest measured distortion.
     """
     c = _as_curve(curve)
-    if len(c) == 0 or budget < c.distortion[0]:
+    reach = budget + budget_slack(budget)
+    if len(c) == 0 or reach < c.distortion[0]:
         return None
-    j = int(np.searchsorted(c.distortion, budget, side="right")) - 1  # last point within
-    if j == len(c) - 1 or c.distortion[j] == budget:
+    j = int(np.searchsorted(c.distortion, reach, side="right")) - 1  # last point within
+    if j == len(c) - 1 or c.distortion[j] >= budget:
         return float(c.leakage[j])
     left, right = c.leakage[j], c.leakage[j + 1]
     if not (c.interpolate and np.isfinite(left) and np.isfinite(right)):

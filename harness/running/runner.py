@@ -20,9 +20,11 @@ from collections.abc import Callable
 from typing import Any
 
 from privbench.host.manager import get_host
+from privbench.protocol.certificate import Certificate, contradiction
 from privbench.protocol.checks import delta_value
 from privbench.protocol.context import RunContext
 from privbench.protocol.errors import InvalidMappingError, PrivbenchError, ValidationError
+from privbench.protocol.feasibility import within_budget
 from privbench.protocol.mechanism import MAPPING, Mechanism, MechanismResult, validate_mapping
 from privbench.protocol.problem import PrivacyProblem
 from privbench.protocol.shared import using_store
@@ -43,8 +45,6 @@ from privbench.running.specs import RunSpec
 from privbench.running.validate import check_result
 from privbench.running.writers import merge_metric
 
-#: relative slack allowed on E[d] <= Δ
-BUDGET_TOL = 1e-9
 Progress = Callable[..., None]
 
 
@@ -124,10 +124,23 @@ def _check_budget(mechanism: Mechanism, record: dict[str, Any], delta: float) ->
     """A mechanism that promises E[d] <= Δ and breaks it returned an invalid mapping."""
     distortion = record.get("distortion")
     if getattr(mechanism, "respects_budget", False) and distortion is not None \
-            and distortion > delta + BUDGET_TOL * max(1.0, delta):
+            and not within_budget(distortion, delta):
         raise InvalidMappingError(
             f"mapping distortion {distortion:.12g} exceeds the budget delta = {delta:g}"
         )
+
+
+def _check_certificate(result: MechanismResult, record: dict[str, Any], delta: float) -> None:
+    """A certificate is checked on arrival: solved at the run's Δ, and its lower bound not
+    above the mapping's own I (else the mechanism returned a certificate of another problem,
+    and every excess read from it would be wrong)."""
+    cert = Certificate.from_stats(result.stats)
+    leakage = record.get("mi_bits")
+    if cert is None or not isinstance(leakage, int | float):
+        return
+    why = contradiction(result.stats, delta, float(leakage))
+    if why is not None:
+        raise InvalidMappingError(f"certificate refused: {why}")
 
 
 def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = None,
@@ -241,4 +254,5 @@ def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None
                                          requested=spec.metrics, skipped=spec.skip_metrics))
     fill_stats(record, dict(result.stats))
     _check_budget(mechanism, record, delta)
+    _check_certificate(result, record, delta)
     record["status"] = "ok"

@@ -372,7 +372,8 @@ class _Solver:
         X = np.zeros((problem.n, problem.n))
         X[k, :] = 1.0
         cert = pb.Certificate.of(0.0, 0.0, "perfect privacy (a constant output meets the budget)",
-                                 trace=[[time.perf_counter() - t_start, 0.0, 0.0]], converged=True)
+                                 trace=[[time.perf_counter() - t_start, 0.0, 0.0]], converged=True,
+                                 delta=delta)
         return mech.result(X, **cert.to_stats(), iterations=0, budget_dual=0.0, eta=None,
                            search_evaluations=0)
 
@@ -497,7 +498,7 @@ class _Solver:
         solver_s = clock.seconds()
         cert.trace.append([solver_s, upper, cert.best_lower])
         done = pb.Certificate.of(upper, cert.best_lower, stop, trace=cert.trace,
-                                 converged=max(upper - cert.best_lower, 0.0) <= mech.tol)
+                                 converged=max(upper - cert.best_lower, 0.0) <= mech.tol, delta=delta)
         return mech.result(X, **done.to_stats(), iterations=k, budget_dual=nu, eta=eta,
                            failed_step_tests=failed_tests, search_evaluations=self.evaluations,
                            repair_theta=float(theta), solve_time_s=solver_s,

@@ -100,7 +100,7 @@ class Optimal(pb.SizeLimited, pb.MappingMechanism):
         cert = pb.Certificate.of(upper, lower, "perfect privacy (closed form)" if closed
                                  else f"solver status: {status}",
                                  trace=[[round(done - t0, 6), upper, lower]],
-                                 converged=status == "optimal")
+                                 converged=status == "optimal", delta=delta)
         result.stats.update(cert.to_stats(), trace_lower_s=done - solved)
         return result
 

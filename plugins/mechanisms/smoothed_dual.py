@@ -126,7 +126,7 @@ class SmoothedDual(pb.SizeLimited, pb.MappingMechanism):
             X[k, :] = 1.0
             cert = pb.Certificate.of(0.0, 0.0, "perfect privacy (a constant output meets the "
                                      "budget)", trace=[[time.perf_counter() - t0, 0.0, 0.0]],
-                                     converged=True)
+                                     converged=True, delta=delta)
             return self.result(X, **cert.to_stats(), budget_dual=0.0, rounds=0, evaluations=0)
         safe = D.argmin(axis=0)  # each input's least-distortion output
         safe_used = float(problem.p_b @ D[safe, np.arange(n)])
@@ -139,7 +139,7 @@ class SmoothedDual(pb.SizeLimited, pb.MappingMechanism):
             X[safe, np.arange(n)] = 1.0
             bits = leakage_nats((X @ problem.joint.T).T, problem.p_a) / LN2
             cert = pb.Certificate.of(bits, bits, "the least-distortion mapping is the only "
-                                     "feasible one", converged=True,
+                                     "feasible one", converged=True, delta=delta,
                                      trace=[[time.perf_counter() - t0, bits, bits]])
             return self.result(X, **cert.to_stats(), budget_dual=None, rounds=0, evaluations=0)
         import numba
@@ -228,7 +228,7 @@ class SmoothedDual(pb.SizeLimited, pb.MappingMechanism):
         ub_bits = leakage_nats((X @ problem.joint.T).T, problem.p_a) / LN2
         lb_bits = dual.best_lb / LN2
         cert = pb.Certificate.of(ub_bits, lb_bits, stop, trace=trace,
-                                 converged=max(ub_bits - lb_bits, 0.0) <= tol)
+                                 converged=max(ub_bits - lb_bits, 0.0) <= tol, delta=delta)
         return self.result(X, **cert.to_stats(), budget_dual=dual.best_nu, rounds=len(stages),
                            stages=stages, evaluations=dual.evaluations, repair_theta=repair,
                            tau_final=tau)

@@ -178,7 +178,7 @@ class SPPM(pb.MappingMechanism):
         stats.pop("gap_bits")  # the certificate derives it from the two bounds
         cert = pb.Certificate.of(stats.pop("objective_bits"), stats.pop("lower_bound_bits"),
                                  stats.pop("stop_reason"), trace=stats.pop("trace"),
-                                 converged=stats.pop("converged"))
+                                 converged=stats.pop("converged"), delta=delta)
         return self.result(X, **stats, **cert.to_stats())
 
 

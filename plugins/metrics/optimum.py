@@ -37,6 +37,7 @@ from typing import Any
 import privbench as pb
 from privbench import metrics as M
 from privbench.plugins.metrics._optimum_cache import OptimumCache
+from privbench.protocol.certificate import CERTIFICATE_TOL_BITS, contradiction
 from privbench.protocol.optimum import Bound, anchors, interval
 from privbench.protocol.plugin import format_label
 
@@ -74,11 +75,13 @@ def own_bound(result: pb.MechanismResult, delta: float, distortion: float, leaka
 
     Its ``lower_bits`` bounds I*(Δ) from below; the mapping (E[d] = D_X) bounds I*(Δ) from
     above only when D_X <= Δ. :func:`interval` uses the lower bound at D_X only when
-    D_X <= Δ (monotonicity), else through convexity.
+    D_X <= Δ (monotonicity), else through convexity. A certificate that contradicts the
+    run (solved at another Δ, or a lower bound above the mapping's own I:
+    :func:`privbench.protocol.certificate.contradiction`) is not used, nor cached.
     """
     cert = pb.Certificate.from_stats(result.stats)
-    if cert is None or not math.isfinite(delta):
-        return None
+    if cert is None or not math.isfinite(delta) or contradiction(result.stats, delta, leakage):
+        return None  # a certificate of another problem (the runner marks the run invalid)
     upper = leakage if distortion <= delta else math.inf
     return Bound(float(delta), cert.lower_bits, upper, "certificate")
 
@@ -145,8 +148,13 @@ class OptimumGap(pb.Metric):
         if own is not None and distortion <= delta:  # valid for every later run too
             OptimumCache(problem).add(own, 0.0)
         lower, upper, source, seconds = self.certify(problem, distortion, leakage, own)
-        return {"optimum_lower_bits": lower, "optimum_upper_bits": upper,
-                "excess_mi_bits_max": leakage - lower, "excess_mi_bits_min": leakage - upper,
+        if lower > leakage + CERTIFICATE_TOL_BITS * max(1.0, leakage):
+            raise pb.PluginError(f"optimum: the bound {lower:.12g} bits from {source} exceeds the "
+                                 f"mapping's own I = {leakage:.12g} bits; no excess reported")
+        # rounding between two computations of I may leave lower a hair above leakage
+        return {"optimum_lower_bits": min(lower, leakage), "optimum_upper_bits": upper,
+                "excess_mi_bits_max": max(leakage - lower, 0.0),
+                "excess_mi_bits_min": max(leakage - upper, 0.0),
                 "optimum_source": source, "optimum_seconds": seconds}
 
 
