@@ -1,11 +1,21 @@
-"""Conformance checks for plugin authors (like sklearn's ``check_estimator``).
+"""Conformance checks for plugin authors (like scikit-learn's ``check_estimator`` and
+``parametrize_with_checks``).
 
 ``check_mechanism(MyMechanism)`` drives a mechanism through the runner's lifecycle
 (create -> check_params -> skip -> prepare -> run) over its ``test_parameters`` on
 small seeded, read-only problems, and asserts the invariants every result must satisfy:
 an (n, n) column-stochastic non-negative mapping, E[d(B, B̂)] <= Δ (when the mechanism
 promises it) and 0 <= I(A; B̂) <= I(A; B) (data processing); records or a selection for
-the other kinds.
+the other kinds; the same seed gives the same result (determinism) and a second ``run``
+after one ``prepare`` gives the same result (what ``repeat = N`` relies on).
+
+Each invariant is also its own check, so that a test suite shows one item per check::
+
+    from privbench.testing import parametrize_with_checks
+
+    @parametrize_with_checks([MyMechanism])
+    def test_conformance(mechanism, check):
+        check(mechanism)
 """
 
 from __future__ import annotations
@@ -22,7 +32,8 @@ from privbench.protocol.mechanism import MAPPING, RECORDS, Mechanism, MechanismR
 from privbench.protocol.problem import PrivacyProblem
 from privbench.running.problems import freeze, run_view
 
-__all__ = ["INVARIANTS", "InvariantError", "check_mechanism", "invariants_of", "small_problems"]
+__all__ = ["CHECKS", "INVARIANTS", "InvariantError", "check_mechanism", "checks_for", "invariants_of",
+           "parametrize_with_checks", "small_problems"]
 
 #: every invariant ``check_mechanism`` asserts: name -> what it means
 INVARIANTS: dict[str, str] = {
@@ -35,6 +46,8 @@ INVARIANTS: dict[str, str] = {
     "data processing": "0 <= I(A; B̂) <= I(A; B)",
     "records": "a record mechanism returns released records",
     "selection": "a selection mechanism returns a non-empty selection",
+    "determinism": "two instances prepared with the same seed return the same result",
+    "repeat": "a second run after one prepare returns the same result (repeat = N)",
 }
 
 
@@ -55,7 +68,8 @@ def invariants_of(cls: type[Mechanism]) -> list[str]:
     """The invariants ``check_mechanism`` asserts for a mechanism of ``cls``'s kind."""
     common = ["lifecycle", "read-only problem", "result kind"]
     if cls.output == MAPPING:
-        return [*common, "column-stochastic mapping", "budget", "data processing"]
+        return [*common, "column-stochastic mapping", "budget", "data processing", "determinism",
+                "repeat"]
     return [*common, "records" if cls.output == RECORDS else "selection"]
 
 
@@ -152,7 +166,8 @@ def check_mechanism(cls: type[Mechanism], params: dict[str, Any] | None = None, 
     (which calls ``check_params``), then on each problem (read-only, so a mechanism that
     writes into it fails) and budget: ``skip``, ``prepare``, ``run``. Mappings must be
     (n, n), non-negative, column-stochastic, within the budget when promised, and obey
-    0 <= I(A; B̂) <= I(A; B); record and selection mechanisms must return their kind.
+    0 <= I(A; B̂) <= I(A; B); record and selection mechanisms must return their kind; a
+    mapping mechanism must give the same mapping for the same seed and on a repeated run.
 
     :returns: one summary dict per (parameters, problem, Δ) checked, with the names of
         the invariants checked on it (``invariants``, keys of :data:`INVARIANTS`).
@@ -176,4 +191,190 @@ def check_mechanism(cls: type[Mechanism], params: dict[str, Any] | None = None, 
                                   **summary})
     if not summaries:
         raise InvariantError("lifecycle", f"{cls.name} skipped every check problem")
+    if cls.output == MAPPING:
+        check_determinism(cls, params, problems=problems)
+        check_repeat(cls, params, problems=problems)
+        for summary in summaries:
+            summary["invariants"] = [*summary["invariants"], "determinism", "repeat"]
     return summaries
+
+
+# -- one check per invariant (``parametrize_with_checks``) ------------------------------
+
+_Case = tuple[str, Mechanism, PrivacyProblem, float, Any]
+
+
+#: solved cases on the default problems, per (class, parameters): the named checks of one
+#: mechanism share one set of solves
+_SOLVED: dict[tuple[type, str], list[_Case]] = {}
+
+
+def _cases(cls: type[Mechanism], params: dict[str, Any] | None,
+           problems: list[PrivacyProblem] | None) -> list[_Case]:
+    """Every (where, mechanism, problem, Δ, result) that ``check_mechanism`` checks."""
+    if problems is None:
+        key = (cls, repr(sorted((params or {}).items())) if params is not None else "grid")
+        if key not in _SOLVED:
+            _SOLVED[key] = _solve_cases(cls, params, None)
+        return _SOLVED[key]
+    return _solve_cases(cls, params, problems)
+
+
+def _solve_cases(cls: type[Mechanism], params: dict[str, Any] | None,
+                 problems: list[PrivacyProblem] | None) -> list[_Case]:
+    cases: list[_Case] = []
+    for params_set in _grid(cls, params):
+        mech = cls.create(**params_set)
+        for problem in [freeze(p) for p in (problems or _default_problems(cls.output))]:
+            if mech.skip(problem)[0]:
+                continue
+            for delta in _budgets(problem) if cls.output == MAPPING else [0.1]:
+                mech.prepare(problem, RunContext(seed=0))
+                result = mech.run(run_view(problem), delta)
+                cases.append((f"{mech!r} on {problem.name} at delta={delta:.4g}", mech, problem,
+                              delta, result))
+    if not cases:
+        raise InvariantError("lifecycle", f"{cls.name} skipped every check problem")
+    return cases
+
+
+def _each_case(invariant: str) -> Any:
+    """A check of ``invariant`` on every case, from the one-case test ``test``."""
+    def decorate(test: Any) -> Any:
+        def check(cls: type[Mechanism], params: dict[str, Any] | None = None, *,
+                  problems: list[PrivacyProblem] | None = None, atol_bits: float = 1e-9) -> None:
+            for where, mech, problem, delta, result in _cases(cls, params, problems):
+                if invariant != "result kind":
+                    _result_kind(where, mech, result)
+                test(where, mech, problem, delta, result, atol_bits)
+        check.__name__ = f"check_{invariant.replace(' ', '_').replace('-', '_')}"
+        check.__doc__ = f"Assert {invariant!r}: {INVARIANTS[invariant]}."
+        return check
+    return decorate
+
+
+def _result_kind(where: str, mech: Mechanism, result: Any) -> None:
+    _require(isinstance(result, MechanismResult), "result kind",
+             f"{where}: run() returned {type(result).__name__}")
+    _require(result.kind == mech.output, "result kind",
+             f"{where}: result kind {result.kind!r}, declared {mech.output!r}")
+
+
+def _mapping(where: str, problem: PrivacyProblem, result: MechanismResult) -> Any:
+    try:
+        return validate_mapping(result.mapping, problem.n)
+    except PrivbenchError as exc:
+        raise InvariantError("column-stochastic mapping", f"{where}: {exc}") from None
+
+
+@_each_case("lifecycle")
+def check_lifecycle(where, mech, problem, delta, result, atol_bits) -> None:  # noqa: ANN001
+    """Every case got this far: create, check_params, skip, prepare and run completed."""
+
+
+@_each_case("read-only problem")
+def check_read_only_problem(where, mech, problem, delta, result, atol_bits) -> None:  # noqa: ANN001
+    """The problems are frozen: a write into one raised inside ``_cases``."""
+
+
+@_each_case("result kind")
+def check_result_kind(where, mech, problem, delta, result, atol_bits) -> None:  # noqa: ANN001
+    _result_kind(where, mech, result)
+
+
+@_each_case("column-stochastic mapping")
+def check_column_stochastic_mapping(where, mech, problem, delta, result, atol_bits) -> None:  # noqa: ANN001
+    _mapping(where, problem, result)
+
+
+@_each_case("budget")
+def check_budget(where, mech, problem, delta, result, atol_bits) -> None:  # noqa: ANN001
+    if getattr(mech, "respects_budget", False):
+        dist = M.expected_distortion(problem, _mapping(where, problem, result))
+        _require(dist <= delta + 1e-9 * max(1.0, delta), "budget",
+                 f"{where}: E[d] = {dist} exceeds the budget")
+
+
+@_each_case("data processing")
+def check_data_processing(where, mech, problem, delta, result, atol_bits) -> None:  # noqa: ANN001
+    mi = M.mutual_information(problem, _mapping(where, problem, result))
+    _require(-atol_bits <= mi <= problem.prior_mi_bits + atol_bits, "data processing",
+             f"{where}: I(A;B̂) = {mi} outside [0, I(A;B) = {problem.prior_mi_bits}]")
+
+
+@_each_case("records")
+def check_records(where, mech, problem, delta, result, atol_bits) -> None:  # noqa: ANN001
+    _require(result.records is not None, "records", f"{where}: a record mechanism returned no records")
+
+
+@_each_case("selection")
+def check_selection(where, mech, problem, delta, result, atol_bits) -> None:  # noqa: ANN001
+    _require(bool(result.selection), "selection",
+             f"{where}: a selection mechanism returned an empty selection")
+
+
+def _difference(problem: PrivacyProblem, a: MechanismResult, b: MechanismResult) -> float:
+    """The largest entry of |X_a - X_b|."""
+    Xa, Xb = (validate_mapping(r.mapping, problem.n) for r in (a, b))
+    return float(abs(Xa - Xb).max()) if Xa.nnz or Xb.nnz else 0.0
+
+
+def _reproduces(invariant: str, cls: type[Mechanism], params: dict[str, Any] | None,
+                problems: list[PrivacyProblem] | None, *, fresh: bool, tol: float = 1e-12) -> None:
+    """Solve the middle budget of each problem twice: with a new instance prepared with the
+    same seed (``fresh``), or with the same instance after one prepare."""
+    for params_set in _grid(cls, params):
+        for problem in [freeze(p) for p in (problems or _default_problems(cls.output))]:
+            mech = cls.create(**params_set)
+            if mech.skip(problem)[0]:
+                continue
+            delta = _budgets(problem)[2]
+            mech.prepare(problem, RunContext(seed=0))
+            first = mech.run(run_view(problem), delta)
+            if fresh:
+                mech = cls.create(**params_set)
+                mech.prepare(problem, RunContext(seed=0))
+            second = mech.run(run_view(problem), delta)
+            diff = _difference(problem, first, second)
+            _require(diff <= tol, invariant,
+                     f"{mech!r} on {problem.name} at delta={delta:.4g}: the mappings of two runs "
+                     f"{'with seed 0' if fresh else 'after one prepare'} differ by {diff:.3g}")
+
+
+def check_determinism(cls: type[Mechanism], params: dict[str, Any] | None = None, *,
+                      problems: list[PrivacyProblem] | None = None, atol_bits: float = 1e-9) -> None:
+    """Assert 'determinism': two instances prepared with seed 0 return the same mapping."""
+    if cls.output == MAPPING:
+        _reproduces("determinism", cls, params, problems, fresh=True)
+
+
+def check_repeat(cls: type[Mechanism], params: dict[str, Any] | None = None, *,
+                 problems: list[PrivacyProblem] | None = None, atol_bits: float = 1e-9) -> None:
+    """Assert 'repeat': a second ``run`` after one ``prepare`` returns the same mapping, so
+    that ``repeat = N`` times one solve N times rather than N different solves."""
+    if cls.output == MAPPING:
+        _reproduces("repeat", cls, params, problems, fresh=False)
+
+
+#: invariant name -> its check function ``check(cls, params=None, *, problems=None)``
+CHECKS: dict[str, Any] = {
+    "lifecycle": check_lifecycle, "read-only problem": check_read_only_problem,
+    "result kind": check_result_kind, "column-stochastic mapping": check_column_stochastic_mapping,
+    "budget": check_budget, "data processing": check_data_processing, "records": check_records,
+    "selection": check_selection, "determinism": check_determinism, "repeat": check_repeat,
+}
+
+
+def checks_for(cls: type[Mechanism]) -> list[Any]:
+    """The check functions that apply to a mechanism of ``cls``'s kind."""
+    return [CHECKS[name] for name in invariants_of(cls)]
+
+
+def parametrize_with_checks(classes: list[type[Mechanism]]) -> Any:
+    """A ``pytest.mark.parametrize("mechanism, check", ...)`` with one test item per
+    (mechanism, invariant), named ``NAME-check_INVARIANT``; the test calls ``check(mechanism)``."""
+    import pytest
+
+    pairs = [(cls, check) for cls in classes for check in checks_for(cls)]
+    return pytest.mark.parametrize("mechanism, check", pairs,
+                                   ids=[f"{cls.name}-{check.__name__}" for cls, check in pairs])
