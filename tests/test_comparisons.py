@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from privbench.running.plan import BASELINES, load_sweep_file, plan_runs
+from privbench.running.plan import baselines, load_sweep_file, plan_runs
 
 
 def _spec(tmp_path, extra: str = "", mechanisms: str = '"expmec"'):
@@ -17,7 +17,8 @@ def _spec(tmp_path, extra: str = "", mechanisms: str = '"expmec"'):
 
 def test_sweeps_add_the_installed_baselines_at_every_budget(tmp_path, host):
     runs = plan_runs(_spec(tmp_path), load_datasets=False)
-    installed = [b for b in BASELINES if b in host.mechanisms()]
+    installed = baselines(host.mechanisms())
+    assert installed == ["constant", "identity"]  # the built-ins that declare baseline = True
     assert "identity" in installed
     assert sorted({r.mechanism for r in runs}) == sorted({"expmec", *installed})
     for name in installed:

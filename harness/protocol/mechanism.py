@@ -78,6 +78,9 @@ class Mechanism(Parametrized):
     #: rank as the default reference of comparisons (``compare``, reports; lower first):
     #: mechanisms that certify the optimum declare one; None = never the default reference
     reference_rank: ClassVar[int | None] = None
+    #: a simple baseline every sweep adds to its grid (``baselines = true``, DPBench's
+    #: advice), e.g. no mapping at all and the cheapest constant output
+    baseline: ClassVar[bool] = False
 
     def skip(self, problem: PrivacyProblem) -> tuple[bool, str | None]:
         """Return (True, reason) when this mechanism cannot run on ``problem``."""

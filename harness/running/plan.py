@@ -47,7 +47,7 @@ class SweepSpec:
     repeat: int = 1
     #: a grid larger than this is refused before anything is built (``--max-runs``)
     max_runs: int = DEFAULT_MAX_RUNS
-    #: add the simple baselines (identity, constant) to every data set and budget; sweep
+    #: add the baselines (mechanisms with ``baseline = True``) to every data set and budget; sweep
     #: files default to true (``baselines = false`` to leave them out), ``run`` to false
     baselines: bool = False
 
@@ -206,15 +206,15 @@ def check_dataset(text: str, name: str, params: dict[str, Any]) -> None:
                               f"{str(exc)[:200]}") from None
 
 
-#: the simple baselines every comparison shows (DPBench's advice): no mapping, and the one
-#: constant output of least distortion (perfect privacy at the least cost a constant has)
-BASELINES = ("identity", "constant")
+def baselines(installed: dict[str, Any]) -> list[str]:
+    """The mechanisms that declare themselves baselines (``baseline = True``), by name."""
+    return sorted(name for name, cls in installed.items() if getattr(cls, "baseline", False))
 
 
 def missing_baselines(mechanisms: list[str], installed: dict[str, Any]) -> list[str]:
     """The installed baselines that ``mechanisms`` does not already name."""
     named = {parse_spec(text, what="mechanism")[0] for text in mechanisms}
-    return [b for b in BASELINES if b in installed and b not in named]
+    return [b for b in baselines(installed) if b not in named]
 
 
 def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool = True

@@ -23,6 +23,7 @@ class Constant(pb.MappingMechanism):
     """X[b̂*, j] = 1 for every j, b̂* the output of least expected distortion."""
 
     name = "constant"
+    baseline = True  # every sweep adds it (baselines = true)
     description = "one fixed output of least expected distortion for every b (I = 0; Δ unused)"
     delta_role = "unused"
     respects_budget = False

@@ -11,6 +11,7 @@ class Identity(pb.MappingMechanism):
     """X = I. The no-privacy baseline every curve starts from."""
 
     name = "identity"
+    baseline = True  # every sweep adds it (baselines = true)
     description = "release the public data unchanged (baseline)"
 
     def __init__(self) -> None:
