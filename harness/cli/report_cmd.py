@@ -14,6 +14,7 @@ from privbench.cli.sweep_cmd import summary_line
 from privbench.host.manager import get_host
 from privbench.protocol.abort import plugin_code
 from privbench.protocol.errors import PluginError, PrivbenchError, StoreWriteError
+from privbench.protocol.outdir import OutputFolder
 from privbench.results.store import DEFAULT_DB
 from privbench.running.plan import load_sweep_file
 from privbench.running.sweep import sweep
@@ -35,6 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="with --sweep, reuse stored runs made by other code (default: re-run them)")
     p.add_argument("--static", action="store_true",
                    help="also draw every figure to DIR/figures/*.png and *.pdf (matplotlib)")
+    p.add_argument("--force", action="store_true",
+                   help="write into a non-empty folder privbench did not write, beside its "
+                        "files (none of them is replaced or deleted)")
     p.add_argument("--executor", default=None, help="executor for --sweep (default: the spec's)")
     p.add_argument("--workers", type=int, default=None, help="worker processes for --sweep")
     p.set_defaults(func=run)
@@ -42,11 +46,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cls = get_host().get("reporter", args.reporter)  # fail before any sweep runs
+    # a folder privbench may not write into fails before any sweep runs, too
+    OutputFolder(args.out, what=f"report --out {args.out}", force=args.force).close()
     for spec in args.sweep:  # an invalid sweep raises: exit 2 (3 for the store), no report
         records = sweep(spec, db=args.db, resume=True, executor=args.executor, workers=args.workers,
                         keep_stale=args.keep_stale, progress=True)
         print(summary_line(load_sweep_file(spec).name, records, args.db), file=sys.stderr)
-    offered = {"static": args.static, "specs": tuple(str(s) for s in args.sweep)}
+    offered = {"static": args.static, "specs": tuple(str(s) for s in args.sweep),
+               "force": args.force}
     params = {k: v for k, v in offered.items() if k in cls.param_names()}
     try:
         with plugin_code(f"reporter {args.reporter!r}"):

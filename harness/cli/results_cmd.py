@@ -6,7 +6,7 @@ import argparse
 import errno
 import importlib.util
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from privbench.protocol.errors import PrivbenchError, StoreWriteError, ValidationError
 from privbench.results.store import DEFAULT_DB, open_existing
@@ -43,6 +43,7 @@ def _have_pyarrow() -> bool:
 def _export(df: pd.DataFrame, out: Path) -> int:
     """Write the runs as one flat table (see :mod:`privbench.results.export`)."""
     from privbench.host.manager import get_host
+    from privbench.protocol.outdir import write_export
     from privbench.results.export import export_frame
 
     if out.suffix not in (".csv", ".parquet"):
@@ -51,12 +52,14 @@ def _export(df: pd.DataFrame, out: Path) -> int:
         raise ValidationError(f"--export {out}: Parquet export needs pyarrow, which is not "
                               "installed: pip install 'privbench[parquet]' (or export to .csv)")
     flat = export_frame(df, get_host().outputs())
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
+    def fill(fh: Any) -> None:
         if out.suffix == ".csv":
-            flat.to_csv(out, index=False)
+            flat.to_csv(fh, index=False)
         else:
-            flat.to_parquet(out, index=False)
+            flat.to_parquet(fh, index=False)
+
+    try:  # an existing file is replaced only when it is a privbench export, never via a link
+        write_export(out, fill, what="--export")
     except OSError as exc:
         message = f"--export {out}: cannot write: {exc.strerror or exc}"
         if exc.errno in _DISK_FAILURES:  # the request was fine, the disk was not: exit 3

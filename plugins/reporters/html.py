@@ -11,14 +11,16 @@ figure is also drawn by matplotlib to ``figures/<id>.png`` and ``.pdf`` for pape
 from __future__ import annotations
 
 import csv
+import io
 import re
-import shutil
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import privbench as pb
 from privbench.plugins.figures import common
+from privbench.protocol.outdir import OutputFolder
 
 from . import tables
 from .render_plotly import to_plotly
@@ -49,13 +51,13 @@ class _Figures:
     """Draws every applicable registered figure on a set of runs into blocks, writing
     each figure's CSV (and PNG/PDF when static)."""
 
-    def __init__(self, figures: dict[str, type], outputs: dict[str, Any], out_dir: Path,
+    def __init__(self, figures: dict[str, type], outputs: dict[str, Any], folder: OutputFolder,
                  static: bool) -> None:
         self.figures = [cls.create() for cls in sorted(figures.values(),
                                                         key=lambda c: (c.order, c.name))]
         self.outputs = outputs
-        self.fig_dir = out_dir / "figures"
-        self.fig_dir.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.fig_dir = folder.root / "figures"
         self.static = static
         self.files: list[Path] = []
         self.ids: set[str] = set()
@@ -94,9 +96,9 @@ class _Figures:
         self.ids.add(fid)
         csv_path = self._csv(fid, traces)
         if self.static:
-            from .render_static import render_file
+            from .render_static import render_bytes
 
-            self.files += [render_file(traces, meta, self.fig_dir / f"{fid}.{ext}")
+            self.files += [self.folder.write(f"figures/{fid}.{ext}", render_bytes(traces, meta, ext))
                            for ext in ("png", "pdf")]
         panels = [{"div": f"{fid}-{k}", "figure": f} for k, f in enumerate(to_plotly(traces, meta))]
         return {"type": "figure", "id": fid, "name": fig.name, "title": meta.get("title", fig.name),
@@ -104,16 +106,16 @@ class _Figures:
                 "csv": f"figures/{csv_path.name}"}
 
     def _csv(self, fid: str, traces: list[dict[str, Any]]) -> Path:
-        path = self.fig_dir / f"{fid}.csv"
-        with path.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(["panel", "label", "kind", *CSV_KEYS])
-            for t in traces:
-                xs, ys = list(t.get("x") or []), list(t.get("y") or [])
-                for i in range(max(len(xs), len(ys))):
-                    w.writerow([t.get("panel", ""), t.get("label", ""), t.get("kind", "line"),
-                                *((t.get(k) or [None] * (i + 1))[i]
-                                  if i < len(t.get(k) or []) else "" for k in CSV_KEYS)])
+        fh = io.StringIO(newline="")
+        w = csv.writer(fh)
+        w.writerow(["panel", "label", "kind", *CSV_KEYS])
+        for t in traces:
+            xs, ys = list(t.get("x") or []), list(t.get("y") or [])
+            for i in range(max(len(xs), len(ys))):
+                w.writerow([t.get("panel", ""), t.get("label", ""), t.get("kind", "line"),
+                            *((t.get(k) or [None] * (i + 1))[i]
+                              if i < len(t.get(k) or []) else "" for k in CSV_KEYS)])
+        path = self.folder.write(f"figures/{fid}.csv", fh.getvalue())
         self.files.append(path)
         return path
 
@@ -188,7 +190,7 @@ def _store_blocks(figs: _Figures, df: pd.DataFrame, toc: list[tuple[str, str]]) 
         toc.append(("store", "whole store"))
         return [{"type": "heading", "level": 2, "id": "store", "text": "The whole store"}, *store]
     toc.append(("solvers", "solver shootout"))
-    (figs.fig_dir.parent / "solvers.md").write_text(shootout.markdown_table(shoot), encoding="utf-8")
+    figs.folder.write("solvers.md", shootout.markdown_table(shoot))
     return [{"type": "heading", "level": 2, "id": "solvers",
              "text": f"Solver shootout: time to a certified gap of {shoot.target:g} bits"},
             {"type": "note", "text": SHOOTOUT_NOTE}, *store,
@@ -205,24 +207,22 @@ def _render(context: dict[str, Any]) -> str:
 
 def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
                  specs: tuple[str, ...] = (), figures: dict[str, type] | None = None,
-                 outputs: dict[str, Any] | None = None
+                 outputs: dict[str, Any] | None = None, force: bool = False
                  ) -> tuple[Path, list[Path]]:
     """Write ``index.html``, ``plotly.min.js`` and ``figures/*.csv`` (and ``*.png``/``*.pdf``
-    when ``static``); returns the page and the figure files."""
+    when ``static``); returns the page and the figure files. Only files an earlier report
+    wrote are replaced or removed; a non-empty folder privbench did not write is refused
+    unless ``force`` (see :class:`privbench.protocol.outdir.OutputFolder`)."""
     df = pb.load_runs(db_path)
     if "instance" in df:  # data-set seeds are replicates of one instance (figures: mean ± sd)
         df["instance"] = df["instance"].map(pb.replicate_group)
     if "label" in df:  # one look per label across every figure of the report
         common.assign_styles([str(x) for x in df["label"].dropna().unique()])
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in (out_dir / "figures").glob("*.*"):  # a previous report's figures
-        stale.unlink()
-    figs = _Figures(figures or {}, outputs or {}, out_dir, static)
+    # only what an earlier report wrote is replaced or removed (the folder's manifest)
+    folder = OutputFolder(out_dir, what=f"report --out {out_dir}", force=force)
+    figs = _Figures(figures or {}, outputs or {}, folder, static)
     blocks, toc = _blocks(figs, df) if not df.empty else ([], [])
-    js = plotly_js()
-    target = out_dir / "plotly.min.js"
-    if not target.exists() or target.stat().st_size != js.stat().st_size:
-        shutil.copyfile(js, target)
+    folder.write("plotly.min.js", plotly_js().read_bytes())
     context = {
         "db": str(db_path), "stamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "version": pb.__version__, "n_runs": len(df),
@@ -233,8 +233,9 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
         "provenance": tables.provenance(df) if not df.empty else None,
         "plots": {p["div"]: p["figure"] for b in blocks if b["type"] == "figure" for p in b["panels"]},
     }
-    index = out_dir / "index.html"
-    index.write_text(_render(context), encoding="utf-8")
+    index = folder.write("index.html", _render(context))
+    for kept in folder.finish():
+        print(f"report: kept {out_dir / kept}: changed since privbench wrote it", file=sys.stderr)
     return index, figs.files
 
 
@@ -244,14 +245,15 @@ class HtmlReporter(pb.Reporter):
     requirements = ("jinja2", "plotly")
     extra = "plot"
 
-    def __init__(self, static: bool = False, specs: tuple = ()) -> None:
+    def __init__(self, static: bool = False, specs: tuple = (), force: bool = False) -> None:
         self.static = static
         self.specs = specs
+        self.force = force
 
     def report(self, db_path: Path, out_dir: Path) -> Path:
         return build_report(Path(db_path), Path(out_dir), static=bool(self.static),
                             specs=tuple(str(s) for s in self.specs), figures=self.figures_,
-                            outputs=self.outputs_)[0]
+                            outputs=self.outputs_, force=bool(self.force))[0]
 
 
 @pb.hookimpl

@@ -100,6 +100,20 @@ def render(traces: list[dict[str, Any]], meta: dict[str, Any]) -> Any:
     return fig
 
 
+def render_bytes(traces: list[dict[str, Any]], meta: dict[str, Any], fmt: str) -> bytes:
+    """The figure as the bytes of a ``fmt`` file (png, pdf, svg), for a caller that
+    writes it itself (the report's output folder)."""
+    import io
+
+    fig = render(traces, meta)
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format=fmt, dpi=130, bbox_inches="tight")
+    finally:
+        _plt().close(fig)
+    return buf.getvalue()
+
+
 def render_file(traces: list[dict[str, Any]], meta: dict[str, Any], path: Path) -> Path:
     """Write the figure to ``path`` (format from its suffix: .png, .pdf, .svg)."""
     fig = render(traces, meta)
