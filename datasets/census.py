@@ -5,6 +5,16 @@ occupation, race, sex, native-country); private A = income > 50K. The alphabet i
 ``top_k`` most probable profiles (300 in the paper; ``all`` keeps every profile) and the
 distortion is the Hamming distance over the seven attributes.
 
+Other problems from the same file: ``private=`` names any Adult attribute as the UCI
+documentation spells it (``marital-status``, ``race``, ``occupation``, ``education``,
+``relationship``, ``workclass``, ``sex``, ...; ``age_decade`` for age by decade) and
+``public=[...]`` the released ones (default: the paper's seven, less the private one).
+Numeric attributes (``age``, ``education-num``, ``capital-gain``, ``capital-loss``,
+``hours-per-week``, ``fnlwgt``) can be bucketed as the csv adapter does, with
+``bins=[age:5,hours-per-week:4]`` (equal-count buckets). Rows with a missing value (``?``)
+in the private attribute are always dropped. With the defaults the problem is the
+paper's, bit for bit.
+
 Files: ``adult.data`` and/or ``adult.test`` in the official format (comma-and-space
 separated, no header, ``?`` for a missing value; ``adult.test`` starts with
 ``|1x3 Cross validator`` and its labels end in a dot). Rows with a missing public
@@ -40,6 +50,8 @@ ATTRIBUTES = ("age_decade", "education", "marital-status", "occupation", "race",
               "native-country")
 PRIVATE_LABELS = ("<=50K", ">50K")
 MISSING = "?"
+#: the attributes ``private=`` / ``public=`` may name: the file's columns, and age by decade
+CHOOSABLE = ("age_decade", *COLUMNS)
 
 UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/adult"
 SHA256 = {
@@ -133,13 +145,78 @@ def age_decade(age: pd.Series) -> pd.Series:
 
 
 def _categories(values: pd.Series) -> list[str]:
-    """Sorted distinct values (age decades numerically), ``?`` last."""
+    """Sorted distinct values (age decades, integers and buckets numerically), ``?`` last."""
     import pandas as pd
 
     distinct = [v for v in pd.unique(values) if v != MISSING]
-    key = (lambda v: int(v.split("-")[0])) if values.name == "age_decade" else str
+    if values.name == "age_decade":
+        def key(v: str) -> Any:
+            return int(v.split("-")[0])
+    elif values.name in INT_COLUMNS:
+        def key(v: str) -> Any:  # "37", or a bucket "(36.0, 45.0]"
+            return float(v.lstrip("([").split(",")[0])
+    else:
+        key = str
     out = sorted(distinct, key=key)
     return out + ([MISSING] if (values == MISSING).any() else [])
+
+
+def _names(value: Any, param: str) -> list[str]:
+    """Attribute names from a list or a ``;``/``,``-separated string, checked against
+    :data:`CHOOSABLE` (an unknown name lists the valid ones)."""
+    if isinstance(value, str):
+        items = value.replace(";", ",").split(",")
+    elif isinstance(value, list | tuple):
+        items = [str(v) for v in value]
+    else:
+        raise pb.ValidationError(f"census: {param} must be an attribute name or a list of "
+                                 f"names; got {value!r}")
+    names = [v.strip() for v in items if v.strip()]
+    unknown = [v for v in names if v not in CHOOSABLE]
+    if unknown or not names:
+        raise pb.ValidationError(
+            f"census: unknown attribute(s) {', '.join(map(repr, unknown)) or '(none named)'} "
+            f"in {param}; Adult's attributes (as in adult.names): {', '.join(CHOOSABLE)}")
+    return names
+
+
+def choose_attributes(private: Any, public: Any) -> tuple[str, tuple[str, ...]]:
+    """The private attribute and the public ones (the paper's seven, less the private one
+    and, for ``age``, less age by decade, when ``public`` is not given)."""
+    if not isinstance(private, str) or not private.strip():
+        raise pb.ValidationError(f"census: private must be one attribute name; got {private!r}")
+    (chosen,) = _names(private.strip(), "private")
+    if public is None:
+        skip = {chosen, "age_decade"} if chosen == "age" else {chosen}
+        names = [a for a in ATTRIBUTES if a not in skip]
+    else:
+        names = _names(public, "public")
+    dup = sorted({a for a in names if names.count(a) > 1})
+    if dup:
+        raise pb.ValidationError(f"census: public names {', '.join(dup)} twice")
+    if chosen in names:
+        raise pb.ValidationError(f"census: {chosen!r} cannot be both private and public")
+    return chosen, tuple(names)
+
+
+def attribute_column(frame: pd.DataFrame, name: str, n_bins: int | None) -> pd.Series:
+    """One attribute as strings (``?`` where missing); ``n_bins`` equal-count buckets of a
+    numeric attribute (pandas' qcut, duplicate edges dropped), labelled by interval."""
+    import pandas as pd
+
+    if name == "age_decade":
+        out = age_decade(frame["age"])
+    elif n_bins is not None:
+        if name not in INT_COLUMNS:
+            raise pb.ValidationError(f"census: bins given for {name!r}, which is not numeric "
+                                     f"(numeric: {', '.join(INT_COLUMNS)})")
+        cut = pd.qcut(frame[name].astype(float), q=n_bins, duplicates="drop")
+        out = cut.astype(str).where(cut.notna(), MISSING)
+    elif name in INT_COLUMNS:
+        out = frame[name].map(lambda v: MISSING if pd.isna(v) else str(int(v)))
+    else:
+        out = frame[name]
+    return out.astype(object).rename(name)
 
 
 class Census(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
@@ -154,10 +231,15 @@ class Census(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
     test_parameters = {"top_k": [20]}
 
     def __init__(self, top_k: int | str = 300, split: str = "both", missing: str = "drop",
-                 data_dir: str | None = None, download: bool = True, **sampling: Any) -> None:
+                 private: str = "income", public: list[str] | str | None = None,
+                 bins: Any = None, data_dir: str | None = None, download: bool = True,
+                 **sampling: Any) -> None:
         self.top_k = top_k
         self.split = split
         self.missing = missing
+        self.private = private
+        self.public = public
+        self.bins = bins
         self.data_dir = data_dir
         self.download = download
         super().__init__(**sampling)
@@ -189,30 +271,79 @@ class Census(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
             )
         return frame, source
 
+    def check_params(self) -> None:
+        choose_attributes(self.private, self.public)
+        super().check_params()
+
+    def _columns(self, frame: pd.DataFrame, private: str, public: tuple[str, ...]
+                 ) -> pd.DataFrame:
+        """The chosen attributes as strings (``?`` where missing), bucketed per ``bins``."""
+        import pandas as pd
+
+        from .csv_table import _bins
+
+        bins = _bins(self.bins, [*public, private], dataset=self.name)
+        if "*" in bins:
+            bins = {c: bins["*"] for c in (*public, private) if c in INT_COLUMNS}
+        return pd.concat([attribute_column(frame, c, bins.get(c)) for c in (*public, private)],
+                         axis=1)
+
+    def _private(self, frame: pd.DataFrame, chosen: pd.Series
+                 ) -> tuple[np.ndarray, tuple[str, ...]]:
+        """Private value indices and labels (income: the paper's two, in its order)."""
+        import pandas as pd
+
+        if chosen.name == "income":
+            private, labels = (chosen == ">50K").to_numpy().astype(np.int64), PRIVATE_LABELS
+        else:
+            labels = tuple(_categories(chosen))
+            private = pd.Categorical(chosen, categories=list(labels)).codes.astype(np.int64)
+        if len(frame) and len(np.unique(private)) < 2:
+            raise pb.DataError(
+                f"census: every row kept has {chosen.name} {labels[int(private[0])]}; the "
+                "private attribute needs at least two values for there to be anything to "
+                "protect")
+        return private, labels
+
+    def _label(self, top_k: int | None, split: str, missing: str, private: str,
+               public: tuple[str, ...], sampling: Any) -> str:
+        """The problem's name: only the parameters that differ from the paper's."""
+        name = f"census[top_k={top_k if top_k is not None else 'all'}"
+        name += (f",split={split}" if split != "both" else "") + (
+            f",missing={missing}" if missing != "drop" else "")
+        if private != "income":
+            name += f",private={private}"
+        if public != choose_attributes(private, None)[1]:
+            name += f",public=[{','.join(public)}]"
+        if self.bins is not None:
+            name += f",bins={self.bins}"
+        return name + sampling.label() + "]"
+
     def load(self) -> pb.PrivacyProblem:
         import pandas as pd
 
         top_k = parse_top_k(self.top_k, dataset=self.name)
         missing = check_choice(self.name, "missing", self.missing, ("drop", "keep"))
+        private_name, attributes = choose_attributes(self.private, self.public)
         sampling = self.sampling()
         frame, source = self.read_frame()
         frame.insert(0, "age_decade", age_decade(frame["age"]))
-        public = frame[list(ATTRIBUTES)]
-        has_missing = (public == MISSING).any(axis=1).to_numpy()
+        chosen = self._columns(frame, private_name, attributes)
+        rows_read = len(frame)
+        no_private = (chosen[private_name] == MISSING).to_numpy()
+        frame, chosen = frame.loc[~no_private], chosen.loc[~no_private]
+        has_missing = (chosen[list(attributes)] == MISSING).any(axis=1).to_numpy()
         dropped = int(has_missing.sum())
         if missing == "drop":
             frame = frame.loc[~has_missing].reset_index(drop=True)
-        labels = [_categories(frame[a]) for a in ATTRIBUTES]
+            chosen = chosen.loc[~has_missing].reset_index(drop=True)
+        labels = [_categories(chosen[a]) for a in attributes]
         codes = np.column_stack([
-            pd.Categorical(frame[a], categories=labels[k]).codes for k, a in enumerate(ATTRIBUTES)
-        ]) if len(frame) else np.zeros((0, len(ATTRIBUTES)), dtype=np.int64)
-        private = (frame["income"] == ">50K").to_numpy().astype(np.int64)
-        if len(frame) and len(np.unique(private)) < 2:
-            raise pb.DataError(
-                f"census: every row kept has income {PRIVATE_LABELS[int(private[0])]}; the "
-                "private attribute needs at least two values for there to be anything to "
-                "protect")
-        sampled = sample_alphabet(codes, private, 2, top_k, sampling, dataset=self.name)
+            pd.Categorical(chosen[a], categories=labels[k]).codes for k, a in enumerate(attributes)
+        ]) if len(frame) else np.zeros((0, len(attributes)), dtype=np.int64)
+        private, private_labels = self._private(frame, chosen[private_name])
+        sampled = sample_alphabet(codes, private, len(private_labels), top_k, sampling,
+                                  dataset=self.name)
         alphabet, design = sampled.alphabet, sampled.design
         if alphabet.counts.sum() == 0:
             raise pb.DataError("census: the alphabet is empty after filtering")
@@ -220,9 +351,6 @@ class Census(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
         records["private"] = private[design]
         records["symbol"] = alphabet.symbol
         split = check_choice(self.name, "split", self.split, tuple(SPLITS))
-        name = f"census[top_k={top_k if top_k is not None else 'all'}"
-        name += (f",split={split}" if split != "both" else "") + (
-            f",missing={missing}" if missing != "drop" else "") + sampling.label() + "]"
         joint = sampled.joint
         features = one_hot(codes, [len(v) for v in labels])
         meta: dict[str, Any] = {
@@ -230,21 +358,24 @@ class Census(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
             "files": ", ".join(source.describe(m) for m in source.paths),
             "data_files": dict(source.hashes),
             "split": split, "missing": missing, "top_k": top_k if top_k is not None else "all",
-            "rows_read": int(len(has_missing)),
+            "rows_read": rows_read,
             "rows_with_missing": dropped,
             "rows_dropped": dropped if missing == "drop" else 0,
             **prior_summary(joint, alphabet),
             **sampled.meta(),
         }
+        if private_name != "income" or self.public is not None or self.bins is not None:
+            meta.update(private=private_name, public=", ".join(attributes),
+                        rows_missing_private=int(no_private.sum()))
         return pb.PrivacyProblem.from_arrays(
             joint=joint,
             distortion=pb.FeatureDistortion(alphabet.codes, "hamming"),
             symbols=symbols_from_codes(alphabet.codes, labels),
-            attributes=ATTRIBUTES,
-            private_labels=PRIVATE_LABELS,
+            attributes=attributes,
+            private_labels=private_labels,
             records=records,
             features=features[design],
-            name=name,
+            name=self._label(top_k, split, missing, private_name, attributes, sampling),
             meta=meta,
             coding=pb.ProfileCoding(labels, alphabet.codes, codes[design]),
             holdout=sampled.holdout_part(frame, private, features),

@@ -56,12 +56,12 @@ def _names(value: Any, param: str) -> list[str] | None:
     return names
 
 
-def _bins(value: Any, public: list[str]) -> dict[str, int]:
-    """``bins`` as {column: number of buckets}."""
+def _bins(value: Any, public: list[str], *, dataset: str = "csv") -> dict[str, int]:
+    """``bins`` as {column: number of buckets}; errors start with ``dataset``."""
     if value is None:
         return {}
     if isinstance(value, bool):
-        raise pb.ValidationError(f"csv: bins must be an integer or 'column:n;...'; got {value!r}")
+        raise pb.ValidationError(f"{dataset}: bins must be an integer or 'column:n;...'; got {value!r}")
     if isinstance(value, int):
         spec: dict[str, Any] = {"*": value}
     elif isinstance(value, dict):
@@ -73,10 +73,10 @@ def _bins(value: Any, public: list[str]) -> dict[str, int]:
             col, sep, n = str(item).rpartition(":")
             if not sep or not col.strip():
                 raise pb.ValidationError(
-                    f"csv: bins item {item!r} must read column:number (e.g. age:5)")
+                    f"{dataset}: bins item {item!r} must read column:number (e.g. age:5)")
             spec[col.strip()] = n.strip()
     else:
-        raise pb.ValidationError(f"csv: bins must be an integer or 'column:n;...'; got {value!r}")
+        raise pb.ValidationError(f"{dataset}: bins must be an integer or 'column:n;...'; got {value!r}")
     out = {}
     for col, n in spec.items():
         try:
@@ -84,9 +84,9 @@ def _bins(value: Any, public: list[str]) -> dict[str, int]:
         except (TypeError, ValueError):
             k = 0
         if k < 2:
-            raise pb.ValidationError(f"csv: bins for {col!r} must be an integer >= 2; got {n!r}")
+            raise pb.ValidationError(f"{dataset}: bins for {col!r} must be an integer >= 2; got {n!r}")
         if col != "*" and col not in public:
-            raise pb.ValidationError(f"csv: bins names {col!r}, which is not a public column "
+            raise pb.ValidationError(f"{dataset}: bins names {col!r}, which is not a public column "
                                      f"({', '.join(public)})")
         out[col] = k
     return out

@@ -10,8 +10,10 @@ The public profile B is the binary vector over genres with the ``top_genres`` (d
 are broken by the genre order of the data set, so a profile is reproducible. Private A
 = gender. The alphabet is the set of distinct observed profiles (most frequent first;
 ``top_k`` keeps the most frequent ones), the distortion is the Hamming distance.
-Users with no rating are left out. The ratings travel in the ``ratings`` part for the
-recommendation-quality metric.
+Users with no rating are left out. ``private=age`` takes the seven age groups of
+MovieLens 1M (under 18, 18-24, 25-34, 35-44, 45-49, 50-55, 56+; 100K's ages in years
+fall into the same groups) and ``private=occupation`` the occupations (21 on both).
+The ratings travel in the ``ratings`` part for the recommendation-quality metric.
 
 Formats (official archives): 100K: ``u.data`` (tab separated user, item, rating,
 timestamp), ``u.user`` (``|``: user, age, gender, occupation, zip), ``u.item``
@@ -32,7 +34,7 @@ import privbench as pb
 
 from . import _files
 from ._alphabet import parse_top_k, prior_summary
-from ._common import AttributeTableMixin, FileBackedAdapter, read_table
+from ._common import AttributeTableMixin, FileBackedAdapter, check_choice, read_table
 from ._sampling import RowSampledMixin, sample_alphabet
 
 if TYPE_CHECKING:
@@ -67,6 +69,42 @@ GENRES_1M = ("Action", "Adventure", "Animation", "Children's", "Comedy", "Crime"
              "Documentary", "Drama", "Fantasy", "Film-Noir", "Horror", "Musical", "Mystery",
              "Romance", "Sci-Fi", "Thriller", "War", "Western")
 GENDERS = ("F", "M")
+#: ``private=`` choices
+PRIVATE = ("gender", "age", "occupation")
+#: the seven age groups of MovieLens 1M (README: 1, 18, 25, 35, 45, 50, 56 = lower bounds)
+AGE_GROUPS = ("Under 18", "18-24", "25-34", "35-44", "45-49", "50-55", "56+")
+AGE_BOUNDS = (18, 25, 35, 45, 50, 56)
+#: MovieLens 1M's occupation codes (README), named as 100K's u.occupation spells them
+#: where it has the same category
+OCCUPATIONS_1M = ("other", "educator", "artist", "administrator", "student",
+                  "customer service", "healthcare", "executive", "farmer", "homemaker",
+                  "K-12 student", "lawyer", "programmer", "retired", "salesman", "scientist",
+                  "self-employed", "technician", "tradesman", "unemployed", "writer")
+
+
+def age_group(age: np.ndarray) -> np.ndarray:
+    """Age (years, or 1M's group code 1/18/25/...) -> index into :data:`AGE_GROUPS`."""
+    return np.searchsorted(np.asarray(AGE_BOUNDS), np.asarray(age), side="right")
+
+
+def private_attribute(users: pd.DataFrame, private: str, variant: str
+                      ) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Each user's private value index and the labels, for ``private=gender|age|occupation``
+    (age in the seven 1M groups on both variants; occupations sorted by name)."""
+    if private == "gender":
+        return users["gender"].map({g: i for i, g in enumerate(GENDERS)}).to_numpy(), GENDERS
+    if private == "age":
+        return age_group(users["age"].to_numpy()).astype(np.int64), AGE_GROUPS
+    names = users["occupation"].astype(str).str.strip()
+    if variant == "1m":
+        codes = users["occupation"].to_numpy()
+        if ((codes < 0) | (codes >= len(OCCUPATIONS_1M))).any():
+            raise pb.DataError("movielens: users.dat has an occupation code outside 0..20 "
+                               "(the README's list)")
+        names = users["occupation"].map(dict(enumerate(OCCUPATIONS_1M)))
+    labels = tuple(sorted(set(names)))
+    index = {v: k for k, v in enumerate(labels)}
+    return names.map(index).to_numpy().astype(np.int64), labels
 
 
 def how_to(variant: str) -> str:
@@ -186,8 +224,10 @@ class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
     test_parameters = {"variant": ["100k"], "top_genres": [3]}
 
     def __init__(self, variant: str = "100k", top_genres: int = 6, top_k: int | str = "all",
-                 data_dir: str | None = None, download: bool = True, **sampling: Any) -> None:
+                 private: str = "gender", data_dir: str | None = None, download: bool = True,
+                 **sampling: Any) -> None:
         self.variant = variant
+        self.private = private
         self.top_genres = top_genres
         self.top_k = top_k
         self.data_dir = data_dir
@@ -200,6 +240,10 @@ class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
             raise pb.ValidationError(f"movielens: variant must be one of "
                                      f"{', '.join(REMOTES)}; got {self.variant!r}")
         return value
+
+    def check_params(self) -> None:
+        check_choice(self.name, "private", self.private, PRIVATE)
+        super().check_params()
 
     def file_spec(self) -> _files.FileSpec:
         v = self._variant()
@@ -243,13 +287,14 @@ class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
         active = n_ratings > 0
         bits = top_genre_profile(pref, top)[active]
         users = users.loc[active].reset_index(drop=True)
-        private = users["gender"].map({g: i for i, g in enumerate(GENDERS)}).to_numpy()
+        chosen = check_choice(self.name, "private", self.private, PRIVATE)
+        private, private_labels = private_attribute(users, chosen, variant)
         if len(np.unique(private)) < 2:
             raise pb.DataError(
-                f"movielens: every user with ratings in {users_file} has gender "
-                f"{GENDERS[int(private[0])] if len(private) else '(none)'}; the private "
+                f"movielens: every user with ratings in {users_file} has {chosen} "
+                f"{private_labels[int(private[0])] if len(private) else '(none)'}; the private "
                 "attribute needs two values")
-        sampled = sample_alphabet(bits, private, len(GENDERS), top_k, sampling,
+        sampled = sample_alphabet(bits, private, len(private_labels), top_k, sampling,
                                   dataset=self.name)
         alphabet, design = sampled.alphabet, sampled.design
         rows = users.drop(columns=["line"]).copy()
@@ -259,7 +304,8 @@ class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
         records["symbol"] = alphabet.symbol
         joint = sampled.joint
         name = f"movielens[variant={variant},top_genres={top}"
-        name += (f",top_k={top_k}" if top_k is not None else "") + sampling.label() + "]"
+        name += (f",top_k={top_k}" if top_k is not None else "") + (
+            f",private={chosen}" if chosen != "gender" else "") + sampling.label() + "]"
         preferences = pd.DataFrame(pref[active], columns=list(names),
                                    index=pd.Index(users["user_id"], name="user_id"))
         meta = {
@@ -267,6 +313,7 @@ class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
             "files": ", ".join(source.describe(m) for m in data["files"]),
             "data_files": dict(source.hashes),
             "variant": variant, "top_genres": top, "n_genres": len(names),
+            **({"private": chosen} if chosen != "gender" else {}),
             "top_k": top_k if top_k is not None else "all",
             "n_ratings": int(len(ratings)), "n_movies": int(len(items)),
             "users_without_ratings": int((~active).sum()),
@@ -279,7 +326,7 @@ class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
             symbols=[tuple(g for g, b in zip(names, row, strict=True) if b)
                      for row in alphabet.codes],
             attributes=names,
-            private_labels=GENDERS,
+            private_labels=private_labels,
             records=records,
             features=bits[design].astype(float),
             name=name,
