@@ -87,10 +87,22 @@ def age_group(age: np.ndarray) -> np.ndarray:
     return np.searchsorted(np.asarray(AGE_BOUNDS), np.asarray(age), side="right")
 
 
-def private_attribute(users: pd.DataFrame, private: str, variant: str
+def private_attribute(users: pd.DataFrame, private: str, variant: str, where: str
                       ) -> tuple[np.ndarray, tuple[str, ...]]:
     """Each user's private value index and the labels, for ``private=gender|age|occupation``
-    (age in the seven 1M groups on both variants; occupations sorted by name)."""
+    (age in the seven 1M groups on both variants; occupations sorted by name); a
+    DataError when the users with ratings (in file ``where``) share one value."""
+    codes, labels = _private_codes(users, private, variant)
+    if len(np.unique(codes)) < 2:
+        raise pb.DataError(
+            f"movielens: every user with ratings in {where} has {private} "
+            f"{labels[int(codes[0])] if len(codes) else '(none)'}; the private "
+            "attribute needs two values")
+    return codes, labels
+
+
+def _private_codes(users: pd.DataFrame, private: str, variant: str
+                   ) -> tuple[np.ndarray, tuple[str, ...]]:
     if private == "gender":
         return users["gender"].map({g: i for i, g in enumerate(GENDERS)}).to_numpy(), GENDERS
     if private == "age":
@@ -288,12 +300,7 @@ class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
         bits = top_genre_profile(pref, top)[active]
         users = users.loc[active].reset_index(drop=True)
         chosen = check_choice(self.name, "private", self.private, PRIVATE)
-        private, private_labels = private_attribute(users, chosen, variant)
-        if len(np.unique(private)) < 2:
-            raise pb.DataError(
-                f"movielens: every user with ratings in {users_file} has {chosen} "
-                f"{private_labels[int(private[0])] if len(private) else '(none)'}; the private "
-                "attribute needs two values")
+        private, private_labels = private_attribute(users, chosen, variant, users_file)
         sampled = sample_alphabet(bits, private, len(private_labels), top_k, sampling,
                                   dataset=self.name)
         alphabet, design = sampled.alphabet, sampled.design
