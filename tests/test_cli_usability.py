@@ -166,10 +166,10 @@ def test_compare_and_report_show_unconverged_runs(tmp_path, capsys) -> None:
                  "--delta", "0.5", "--delta", "2", "--db", str(db)]) == 0
     capsys.readouterr()
     assert main(["compare", "--db", str(db)]) == 0
-    assert "not converged" in capsys.readouterr().out
+    assert "not certified" in capsys.readouterr().out
     assert main(["report", "--db", str(db), "--out", str(tmp_path / "rep")]) == 0
     page = (tmp_path / "rep" / "index.html").read_text()
-    assert "<th" in page and ">converged</th>" in page and ">NO</td>" in page
+    assert "<th" in page and ">certified</th>" in page and ">no (gap " in page
 
 
 def test_no_two_mechanisms_share_a_colour_even_beyond_the_palette() -> None:

@@ -2,8 +2,10 @@
 
 Per budget, one table: each mechanism's value with its 95 % bootstrap interval over
 resampled users (or mean ± sd over replicates), and its difference to the most private
-mechanism at that budget, called real only when a paired bootstrap (the same resamples
-for both mappings) excludes zero. See docs/error-bars.md.
+mechanism at that budget, worded by :mod:`privbench.results.verdicts`: "significant" only
+when its interval (a paired bootstrap: the same resamples for both mappings; or over
+replicates) lies beyond the difference's resolution; a run that stopped uncertified is
+never ranked below another as if its value were final. See docs/error-bars.md.
 """
 
 from __future__ import annotations
@@ -15,15 +17,18 @@ import pandas as pd
 
 from privbench.protocol.feasibility import within_budget
 from privbench.protocol.metric import Output
-from privbench.results.significance import (
-    NOT_DISTINGUISHABLE,
-    paired_difference,
-    replicate_difference,
+from privbench.results.significance import paired_difference, replicate_difference
+from privbench.results.verdicts import (
+    IDENTICAL,
+    SIGNIFICANT,
+    Verdict,
+    decide,
+    is_noise,
+    paired_samples,
+    resolution,
+    users_of,
 )
 from privbench.results.views import output_values
-
-#: a difference below both runs' certified gaps is solver tolerance, not a finding
-WITHIN_GAP = "within the certified gaps"
 
 
 def _fmt(v: float) -> str:
@@ -32,10 +37,15 @@ def _fmt(v: float) -> str:
 
 def _value_cell(row: pd.Series, value: float, out: Output) -> str:
     count = int(row.get("replicates", 1) or 1)
+    text = _fmt(value)
     if count > 1:
         sd = row.get(f"{out.name}_sd", math.nan)
-        return f"{_fmt(value)} ± {sd:.2g} (n={count})"
-    return _fmt(value)
+        text = f"{_fmt(value)} ± {sd:.2g} (n={count})"
+    if _converged(row) is False:
+        gap = row.get("gap_bits")
+        text += " (not certified" + ("" if gap is None or pd.isna(gap) else
+                                     f", gap {float(gap):.3g} bits") + ")"
+    return text
 
 
 def _interval_cell(metrics: Any, out: Output) -> str:
@@ -60,21 +70,29 @@ def _distortion_cell(row: pd.Series, budget: float) -> str:
     return f"{float(d):.4g}" + (" > Δ" if _over_budget(row, budget) else "")
 
 
-def _within_gap(a: pd.Series, b: pd.Series, diff: float, out: Output) -> bool:
-    """Both runs certify their leakage to within gap_bits and the difference is smaller."""
-    if out.name != "mi_bits":
-        return False
-    gaps = [r.get("gap_bits") for r in (a, b)]
-    if any(g is None or (isinstance(g, float) and math.isnan(g)) for g in gaps):
-        return False
-    return abs(diff) <= max(float(g) for g in gaps)
+def _converged(row: pd.Series) -> bool | None:
+    """The run's ``metrics.converged`` (False: stopped at its cap without its certificate)."""
+    m = row.get("metrics")
+    value = m.get("converged") if isinstance(m, dict) else None
+    return None if value is None else bool(value)
+
+
+def _gap(row: pd.Series, out: Output) -> float | None:
+    """The run's certified gap in the output's unit: ``gap_bits`` for I(A; B̂) only."""
+    g = row.get("gap_bits") if out.name == "mi_bits" else None
+    return None if g is None or pd.isna(g) else float(g)
+
+
+def _identical(row: pd.Series, out: Output) -> bool:
+    """Replicates (several seeds) whose values agree to rounding (e.g. a deterministic
+    mechanism under several run seeds): they pair like one run."""
+    return int(row.get("replicates", 1) or 1) > 1 and is_noise(row.get(f"{out.name}_sd", 0.0),
+                                                                 _spread(row, out)[0])
 
 
 def _varies(row: pd.Series, out: Output) -> bool:
-    """Replicates that disagree (identical replicates, e.g. a deterministic mechanism
-    under several run seeds, pair like one run)."""
-    sd = row.get(f"{out.name}_sd", 0.0)
-    return int(row.get("replicates", 1) or 1) > 1 and not (sd == 0 or pd.isna(sd))
+    """Replicates that disagree by more than rounding."""
+    return int(row.get("replicates", 1) or 1) > 1 and not _identical(row, out)
 
 
 def _spread(row: pd.Series, out: Output) -> tuple[float, float, int]:
@@ -84,27 +102,58 @@ def _spread(row: pd.Series, out: Output) -> tuple[float, float, int]:
     return mean, 0.0 if pd.isna(sd) else float(sd), int(row.get("replicates", 1) or 1)
 
 
-def verdict(a: pd.Series, b: pd.Series, out: Output) -> str:
-    """How run ``a`` compares with run ``b`` (single runs; replicates are shown as sd)."""
+def _boot(row: pd.Series) -> Any:
+    m = row.get("metrics")
+    return m.get("bootstrap") if isinstance(m, dict) else None
+
+
+def _not_final(a: pd.Series, b: pd.Series, found: Verdict) -> str | None:
+    """A significant difference whose less private side stopped uncertified is not ranked:
+    that run's value is not final (a longer run may go below the other's)."""
+    if found.word != SIGNIFICANT:
+        return None
+    worse = b if found.better else a
+    if _converged(worse) is not False:
+        return None
+    gap = worse.get("gap_bits")
+    gap_text = "unknown" if gap is None or pd.isna(gap) else f"{float(gap):.3g} bits"
+    return (f"not ranked: {worse['label']} is not certified (stopped at its cap, gap "
+            f"{gap_text}); its value is not final")
+
+
+def verdict(a: pd.Series, b: pd.Series, out: Output, min_diff: float = 0.0) -> str:
+    """How run ``a`` compares with run ``b``: the difference, its interval, how it was
+    tested and one of the verdicts of :mod:`privbench.results.verdicts`."""
+    va, vb = _spread(a, out)[0], _spread(b, out)[0]
+    lp = [r["metrics"].get("lp_gap") if isinstance(r.get("metrics"), dict) else None
+          for r in (a, b)]
+    # a gap is a tolerance only when met: a run stopped at its cap is handled by _not_final
+    met = _converged(a) is not False and _converged(b) is not False
+    gaps = (_gap(a, out), _gap(b, out)) if met else (None, None)
+    res = resolution((va, vb), gaps=gaps, lp_gaps=(lp[0], lp[1]), min_diff=min_diff)
+    users, diffs = None, None
     if _varies(a, out) or _varies(b, out):
         diff = replicate_difference(*_spread(a, out), *_spread(b, out))
         how = "over replicates"
     else:
         diff = paired_difference(a["metrics"], b["metrics"], out.name)
         how = "paired bootstrap"
+        counts = [u for u in (users_of(_boot(a)), users_of(_boot(b))) if u is not None]
+        users = min(counts) if counts else None
+        diffs = paired_samples(_boot(a), _boot(b), out.name)
     if diff is None:
+        if _identical(a, out) and _identical(b, out):
+            return (f"{_fmt(va - vb)} (over replicates): {IDENTICAL}, no spread to test "
+                    "against (no paired bootstrap)")
         return "no paired bootstrap (no user records, or other draws)"
     span = f"{_fmt(diff.estimate)} [{_fmt(diff.low)}, {_fmt(diff.high)}]"
-    if not diff.significant:
-        return f"{span} ({how}): {NOT_DISTINGUISHABLE}"
-    if _within_gap(a, b, diff.estimate, out):
-        return f"{span} ({how}): {WITHIN_GAP}"
-    better = diff.high < 0 if out.direction != "higher" else diff.low > 0
-    return f"{span} ({how}): significant, {'more' if better else 'less'} private"
+    found = decide(diff.estimate, diff.low, diff.high, res,
+                   higher=out.direction == "higher", users=users, diffs=diffs)
+    return f"{span} ({how}): {_not_final(a, b, found) or found.text()}"
 
 
 def uncertainty_tables(collapsed: pd.DataFrame, budgets: list[float], out: Output,
-                       instance: str) -> list[Any]:
+                       instance: str, min_diff: float = 0.0) -> list[Any]:
     """One rich table per budget at which some run has an interval or replicates."""
     from rich.markup import escape
     from rich.table import Table
@@ -129,7 +178,7 @@ def uncertainty_tables(collapsed: pd.DataFrame, budgets: list[float], out: Outpu
         for idx, row in at.iterrows():
             other = ("—" if idx == best.name else
                      "spends more than Δ: not compared" if _over_budget(row, b)
-                     else verdict(row, best, out))
+                     else verdict(row, best, out, min_diff))
             table.add_row(escape(str(row["label"])), _value_cell(row, float(values[idx]), out),
                           _interval_cell(row["metrics"], out), _distortion_cell(row, b),
                           escape(other))

@@ -82,9 +82,9 @@ def print_table(records: Sequence[dict[str, Any]], title: str = "runs") -> None:
         unconverged |= flagged
         console.print(table)
     if unconverged:
-        console.print("* stopped before its tolerance (metrics.converged = false): the gap is "
-                      "certified but larger than asked; raise the mechanism's iterations or see its modes",
-                      highlight=False)
+        console.print("* not certified: stopped before its tolerance (metrics.converged = false); "
+                      "its I is within `gap` bits of the optimum, not final; raise the mechanism's "
+                      "iterations or see its modes", highlight=False)
     for r in records:
         if not _missing(r.get("error")) and r.get("error"):
             console.print(f"[red]{escape(str(r.get('status')))}[/]: {escape(str(r.get('error')))}",

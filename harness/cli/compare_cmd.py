@@ -62,6 +62,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--budget", type=float, action="append", metavar="DELTA",
                    help="distortion budget (repeatable; default: the middle stored Δ); the "
                         "first one ranks the mechanisms")
+    p.add_argument("--min-diff", type=float, default=0.0, metavar="X",
+                   help="practical floor: a difference smaller than X (in the output's unit) "
+                        "is 'equal within resolution', never 'significant' (default 0: only "
+                        "the numeric floor and the certified gaps; docs/error-bars.md)")
     p.add_argument("--reference", help="mechanism label for ratios (default: the best-ranked mechanism that declares "
                    "itself a reference, i.e. certifies the optimum; else the first)")
     p.set_defaults(func=run)
@@ -72,6 +76,9 @@ NOT_REACHED = "not reached"   # E[d] for I<=t: no measured point reaches the tar
 BELOW_CURVE = "< its min E[d]"  # I at Δ<=b: the mechanism's least distortion exceeds b
 NO_RATIO = "n/a"               # ratio: this mechanism or the reference did not reach it
 NO_CERTIFICATE = "uncertified"  # excess: no run at that budget, or no optimum certificate
+BELOW_CHORD = "see note"       # ratio: < 1 against a certified optimum (its chord; explained)
+#: after a label with a run that stopped at its cap without its certificate
+UNCERTIFIED_MARK = "*"
 
 #: short names for outputs whose usual symbol is not their name: (column, sentence, prior)
 SYMBOLS = {"mi_bits": ("I", "I(A;B̂)", "I(A;B)")}
@@ -111,7 +118,8 @@ def _f(v: float | None, empty: str) -> str:
 
 def _check_request(args: argparse.Namespace) -> Output:
     """Validate the thresholds and resolve ``--by`` (exit 2 naming the known outputs)."""
-    for flag, values in (("--target", args.target), ("--budget", args.budget)):
+    for flag, values in (("--target", args.target), ("--budget", args.budget),
+                         ("--min-diff", [getattr(args, "min_diff", 0.0)])):
         for v in values or ():
             if not math.isfinite(v) or v < 0:
                 raise ValidationError(f"{flag} must be a finite number >= 0; got {v!r}")
@@ -205,7 +213,9 @@ def _compare_instance(console: Any, args: argparse.Namespace, instance: str, g: 
     targets = args.target or _default_targets(curves, prior, out)
     deltas = sorted(g["delta"].unique())
     budgets = args.budget or [float(deltas[len(deltas) // 2])]
-    ref = args.reference or pick_reference(list(curves))
+    # the reference for ratios is never a curve with a run stopped uncertified, if avoidable
+    final = [label for label in curves if label not in set(_unconverged(g)["label"])]
+    ref = args.reference or pick_reference(final or list(curves))
     if ref not in curves:
         raise ValidationError(f"reference {ref!r} has no runs with {out.name} on {instance}; "
                               f"have: {', '.join(curves)}")
@@ -213,12 +223,18 @@ def _compare_instance(console: Any, args: argparse.Namespace, instance: str, g: 
                      budgets[0], higher=out.direction == "higher")
     console.print(_table(instance, g, rows, curves, budgets, targets, ref, notion, prior))
     verb = "raise" if out.direction == "higher" else "bring"
+    ref_gap = certified_gap(g, ref) if notion.certified else None
     for r in rows:
         for t in targets:
             ratio = r.ratio[t]
-            if r.label != ref and ratio is not None and ratio != float("inf"):
-                console.print(escape(f"  {r.label} needs {ratio:.2g}x the distortion of {ref} "
-                              f"to {verb} {notion.phrase} to {t:g}{notion.unit}"), highlight=False)
+            if r.label == ref or ratio is None or ratio == float("inf"):
+                continue
+            if below_chord(ratio, ref_gap):
+                console.print(escape("  " + _chord_note(r, ref, t, curves[ref], ref_gap, notion)),
+                              highlight=False)
+                continue
+            console.print(escape(f"  {r.label} needs {ratio:.2g}x the distortion of {ref} "
+                          f"to {verb} {notion.phrase} to {t:g}{notion.unit}"), highlight=False)
     if notion.certified:
         for r in rows:
             for b in budgets:
@@ -231,11 +247,43 @@ def _compare_instance(console: Any, args: argparse.Namespace, instance: str, g: 
             "interval) than the least leakage possible at the run's own distortion E[d] (the "
             "optimum metric)") + "[/]", highlight=False)
     _explain_empty_cells(console, rows, budgets, targets, g, notion)
-    for table in uncertainty_tables(g, budgets, out, instance):
+    for table in uncertainty_tables(g, budgets, out, instance, getattr(args, "min_diff", 0.0)):
         console.print(table)
     if set(g.loc[other_code(g, current_hash), "label"]):
         console.print("  [dim]" + escape(FOOTNOTE) + "[/]", highlight=False)
     _note_unconverged(console, g)
+
+
+def certified_gap(runs: pd.DataFrame, label: str) -> float | None:
+    """The largest certified gap (bits) of ``label``'s ok runs when every one of them is
+    certified (a finite ``gap_bits`` and not ``converged = false``); else None."""
+    mine = runs[(runs["label"] == label) & (runs["status"] == "ok")]
+    gaps = pd.to_numeric(mine["gap_bits"], errors="coerce") if "gap_bits" in mine else None
+    if mine.empty or gaps is None or gaps.isna().any():
+        return None
+    if mine["metrics"].map(lambda m: isinstance(m, dict) and m.get("converged") is False).any():
+        return None
+    return float(gaps.max())
+
+
+def below_chord(ratio: float | None, ref_gap: float | None) -> bool:
+    """A ratio < 1 against a reference certified optimal at its points contradicts the
+    certificate: it comes from the straight segment between the reference's measured
+    points, which lies above the optimum's convex curve, not from a better mechanism."""
+    return ratio is not None and ref_gap is not None and ratio < 1.0 - 1e-9
+
+
+def _chord_note(r: MechanismSummary, ref: str, t: float, ref_curve: Curve, gap: float | None,
+                notion: Notion) -> str:
+    """Why no ratio is printed where it would claim to beat a certified optimum."""
+    need = r.distortion_for[t]
+    points = ", ".join(f"{d:.4g}" for d in ref_curve.distortion)
+    return (f"{r.label}: no ratio to {ref} for {notion.phrase} {notion.op} {t:g}: it gets there "
+            f"at E[d] = {_f(need, '?')}, less than {ref}'s curve, which is read between "
+            f"{ref}'s measured points (E[d] = {points}); {ref} certifies those points optimal "
+            f"to {gap:.3g} bits and the optimum's curve lies below the straight segment "
+            f"between them, so the ratio would be the segment's, not a finding. Measure {ref} "
+            f"at Δ = {_f(need, '?')} for a ratio")
 
 
 def _table(instance: str, g: pd.DataFrame, rows: list[MechanismSummary],
@@ -260,14 +308,18 @@ def _table(instance: str, g: pd.DataFrame, rows: list[MechanismSummary],
         table.add_column(escape(f"E[d] for {notion.symbol}{notion.op}{t:g}"), justify="right")
         table.add_column(escape(f"× {ref}"), justify="right")
     other = set(g.loc[other_code(g, current_hash), "label"])
+    uncertified = set(_unconverged(g)["label"])
+    ref_gap = certified_gap(g, ref) if notion.certified else None
     for r in rows:
-        cells = [escape(r.label) + (MARK if r.label in other else ""), str(r.points)]
+        cells = [escape(r.label) + (MARK if r.label in other else "")
+                 + (UNCERTIFIED_MARK if r.label in uncertified else ""), str(r.points)]
         for b in budgets:
             cells.append(escape(_f(r.leakage_at[b], BELOW_CURVE)))
             if notion.certified:
                 cells.append(_excess_cell(excess_at(g, r.label, b)))
         for t in targets:
-            cells += [_f(r.distortion_for[t], NOT_REACHED), _f(r.ratio[t], NO_RATIO)]
+            ratio = BELOW_CHORD if below_chord(r.ratio[t], ref_gap) else _f(r.ratio[t], NO_RATIO)
+            cells += [_f(r.distortion_for[t], NOT_REACHED), ratio]
         table.add_row(*cells)
     return table
 
@@ -306,14 +358,23 @@ def _explain_empty_cells(console: Any, rows: list[Any], budgets: list[float],
                           highlight=False)
 
 
+def _unconverged(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs whose mechanism stopped at its cap without its certificate
+    (``metrics.converged`` false)."""
+    flags = runs["metrics"].map(lambda m: m.get("converged") if isinstance(m, dict) else None)
+    return runs[flags.eq(False)]
+
+
 def _note_unconverged(console: Any, runs: Any) -> None:
     """Runs whose mechanism stopped before its tolerance: their points are upper bounds."""
     from rich.markup import escape
 
-    flags = runs["metrics"].map(lambda m: (m or {}).get("converged") if isinstance(m, dict) else None)
-    stopped = runs[flags.eq(False)]
+    stopped = _unconverged(runs)
     if not stopped.empty:
         labels = ", ".join(sorted(set(stopped["label"])))
-        console.print(f"  [yellow]not converged[/] ({len(stopped)} run(s) of "
-                      f"{escape(labels)}): stopped before their tolerance; their leakage is "
-                      "certified only to within gap_bits", highlight=False)
+        gaps = pd.to_numeric(stopped["gap_bits"], errors="coerce").dropna()
+        gap = f", gap up to {gaps.max():.3g} bits" if not gaps.empty else ""
+        console.print(f"  {UNCERTIFIED_MARK} [yellow]not certified[/] ({len(stopped)} run(s) of "
+                      f"{escape(labels)}{gap}): stopped at their cap before their tolerance; "
+                      "their values are upper bounds, not final: the verdicts never call them "
+                      "significantly less private", highlight=False)

@@ -129,6 +129,7 @@ def collapse_replicates(runs: pd.DataFrame, outputs: list[str]) -> pd.DataFrame:
 
     Pareto curves drawn from the collapsed rows follow the mean, not the luckiest seed.
     """
+    from privbench.results.verdicts import is_noise
     from privbench.results.views import output_values
 
     if runs.empty:
@@ -152,7 +153,9 @@ def collapse_replicates(runs: pd.DataFrame, outputs: list[str]) -> pd.DataFrame:
             else:
                 metrics[name] = mean
             first[f"{name}_sd"] = sd
-        if len(g) > 1 and any(first[f"{n}_sd"] > 0 for n in names):
+        # replicates that differ only by rounding (~1e-17) keep their draws: they pair
+        if len(g) > 1 and not all(is_noise(first[f"{n}_sd"], first.get(n, metrics.get(n)))
+                                  for n in names):
             metrics.pop("bootstrap", None)  # a mean of different runs has no draws of its own
             for key in [k for k in metrics if k.endswith("_ci95")]:
                 del metrics[key]

@@ -44,11 +44,16 @@ def tradeoff_summary(ok: pd.DataFrame) -> Table | None:
     rows = pb.summarise(curves, targets=targets, budgets=budgets, reference=ref)
     header = (["mechanism", "points"] + [f"I at Δ≤{b:g}" for b in budgets]
               + [f"E[d] for I≤{t:g}" for t in targets] + [f"× {ref} (I≤{t:g})" for t in targets])
-    body = [[r.label, r.points, *r.leakage_at.values(), *r.distortion_for.values(),
-             *r.ratio.values()] for r in rows]
-    return table("Trade-off summary", header, body,
-                 note="Read off each mechanism's Pareto curve, linear between measured points "
-                      "(time-sharing); '-' = not reached in the measured range.")
+    stopped = {label for label, m in zip(ok["label"], ok["metrics"], strict=True)
+               if isinstance(m, dict) and m.get("converged") is False}
+    body = [[r.label + (" *" if r.label in stopped else ""), r.points, *r.leakage_at.values(),
+             *r.distortion_for.values(), *r.ratio.values()] for r in rows]
+    note = ("Read off each mechanism's Pareto curve, linear between measured points "
+            "(time-sharing); '-' = not reached in the measured range.")
+    if stopped:
+        note += (" * not certified: a run stopped at its cap without its certificate (gap in "
+                 "the runs table); its values are upper bounds, not final.")
+    return table("Trade-off summary", header, body, note=note)
 
 
 def feature_leakage(ok: pd.DataFrame) -> Table | None:
@@ -96,18 +101,30 @@ RUN_COLUMNS = ["label", "instance", "delta", "status", "mi_bits", "prior_mi_bits
                "runtime_s", "n", "nnz", "support_max", "gap_bits"]
 
 
+def certified_cell(run: pd.Series) -> str:
+    """'yes', 'no (gap 0.246 bits)' for a run stopped at its cap without its certificate
+    (``metrics.converged`` false), or '-' for a mechanism that certifies nothing."""
+    converged = (run["metrics"] or {}).get("converged") if isinstance(run["metrics"], dict) else None
+    if converged is None:
+        return "-"
+    if converged:
+        return "yes"
+    gap = run.get("gap_bits")
+    ok = isinstance(gap, int | float) and np.isfinite(gap)
+    return f"no (gap {gap:.3g} bits)" if ok else "no"
+
+
 def run_table(df: pd.DataFrame) -> Table:
     body = []
     for _, r in df.sort_values(["instance", "label", "delta"]).iterrows():
         prov = r["provenance"] or {}
-        converged = (r["metrics"] or {}).get("converged") if isinstance(r["metrics"], dict) else None
         body.append([*(r[c] if not (isinstance(r[c], float) and np.isnan(r[c])) else None
                        for c in RUN_COLUMNS),
-                     {True: "yes", False: "NO"}.get(converged, "-"),
+                     certified_cell(r),
                      (prov.get("git_commit") or "-")[:12], prov.get("privbench"), r["created_at"],
                      r["error"][:120] if isinstance(r["error"], str) else ""])
     return table("All runs with provenance",
-                 RUN_COLUMNS + ["converged", "git commit", "privbench", "created", "error"], body,
+                 RUN_COLUMNS + ["certified", "git commit", "privbench", "created", "error"], body,
                  left=2, table_id="runs-table")
 
 
