@@ -168,9 +168,29 @@ class Exits(pb.Metric):
         sys.exit(5)
 
 
+class Promises(pb.MappingMechanism):
+    """Identity (or uniform with ``what="keeps"``), promising what ``what`` says."""
+
+    name = "hostile_promise"
+    delta_role = "epsilon"
+    respects_budget = False
+
+    def __init__(self, what: str = "lip") -> None:
+        self.what = what
+
+    def promises(self, delta):
+        return {"lip": {"lip_epsilon": delta}, "keeps": {"lip_epsilon": delta, "mi_bits": 0.0},
+                "independent": {"mi_bits": 0.0}, "unknown": {"smoothness": 1.0},
+                "not_dict": [("lip_epsilon", delta)]}[self.what]
+
+    def run(self, problem, delta):
+        n = problem.n
+        return self.result(np.full((n, n), 1.0 / n) if self.what == "keeps" else np.eye(n))
+
+
 @pb.hookimpl
 def privbench_register_mechanisms():
-    return [Returns]
+    return [Returns, Promises]
 
 
 

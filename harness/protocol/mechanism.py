@@ -82,6 +82,16 @@ class Mechanism(Parametrized):
     #: advice), e.g. no mapping at all and the cheapest constant output
     baseline: ClassVar[bool] = False
 
+    def promises(self, delta: float) -> dict[str, float]:
+        """What this mechanism guarantees about its mapping at ``delta``, as ``{measure:
+        upper bound}`` (names in :data:`privbench.protocol.promises.PROMISES`: ``distortion``,
+        ``lip_epsilon``, ``ldp_epsilon_private``, ``mi_bits``). The runner measures each on
+        the returned mapping and marks a run that breaks one ``invalid``. The default:
+        E[d] <= Δ when ``respects_budget``."""
+        if getattr(self, "respects_budget", False) and self.delta_role == BUDGET:
+            return {"distortion": float(delta)}
+        return {}
+
     def skip(self, problem: PrivacyProblem) -> tuple[bool, str | None]:
         """Return (True, reason) when this mechanism cannot run on ``problem``."""
         return False, None

@@ -24,9 +24,9 @@ from privbench.protocol.certificate import Certificate, contradiction
 from privbench.protocol.checks import delta_value
 from privbench.protocol.context import RunContext
 from privbench.protocol.errors import InvalidMappingError, PrivbenchError, ValidationError
-from privbench.protocol.feasibility import within_budget
 from privbench.protocol.mechanism import MAPPING, Mechanism, MechanismResult, validate_mapping
 from privbench.protocol.problem import PrivacyProblem
+from privbench.protocol.promises import broken_promises
 from privbench.protocol.shared import using_store
 from privbench.running.fingerprint import run_fingerprint
 from privbench.running.guards import PluginAbort, RunTimeout, plugin_code, time_limit
@@ -120,14 +120,24 @@ def compute_metrics(
     return values
 
 
-def _check_budget(mechanism: Mechanism, record: dict[str, Any], delta: float) -> None:
-    """A mechanism that promises E[d] <= Δ and breaks it returned an invalid mapping."""
-    distortion = record.get("distortion")
-    if getattr(mechanism, "respects_budget", False) and distortion is not None \
-            and not within_budget(distortion, delta):
-        raise InvalidMappingError(
-            f"mapping distortion {distortion:.12g} exceeds the budget delta = {delta:g}"
-        )
+def _check_promises(mechanism: Mechanism, problem: Any, result: MechanismResult,
+                    record: dict[str, Any], delta: float) -> None:
+    """Every promise the mechanism declares, measured on what it returned with the one
+    tolerance of :mod:`privbench.protocol.promises`; a broken one makes the run invalid."""
+    with plugin_code(f"mechanism {record.get('mechanism')!r} (promises)"):
+        promised = mechanism.promises(delta) if callable(getattr(mechanism, "promises", None)) \
+            else {}
+    if getattr(mechanism, "respects_budget", False) and "distortion" not in promised:
+        promised = {**promised, "distortion": delta}  # a legacy promise, still kept
+    if not isinstance(promised, dict) or not promised:
+        if not isinstance(promised, dict):
+            raise InvalidMappingError(f"promises() returned {type(promised).__name__}; expected a dict")
+        return
+    mapping = result.mapping if result.kind == MAPPING else None
+    report, broken = broken_promises(promised, problem, mapping, record)
+    record["metrics"]["promises"] = report
+    if broken:
+        raise InvalidMappingError("; ".join(broken))
 
 
 def _check_certificate(result: MechanismResult, record: dict[str, Any], delta: float) -> None:
@@ -253,6 +263,6 @@ def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None
     fill_metrics(record, compute_metrics(run_view(problem), result, delta=delta, seed=spec.seed,
                                          requested=spec.metrics, skipped=spec.skip_metrics))
     fill_stats(record, dict(result.stats))
-    _check_budget(mechanism, record, delta)
+    _check_promises(mechanism, problem, result, record, delta)
     _check_certificate(result, record, delta)
     record["status"] = "ok"

@@ -28,6 +28,10 @@ class Constant(pb.MappingMechanism):
     delta_role = "unused"
     respects_budget = False
 
+    def promises(self, delta: float) -> dict[str, float]:
+        """A constant output is independent of A: I(A; B̂) = 0 (checked by the runner)."""
+        return {"mi_bits": 0.0}
+
     def __init__(self) -> None:
         pass
 

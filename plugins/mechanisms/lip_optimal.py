@@ -16,6 +16,17 @@ feasible, so the LP always has a solution. Upper rows are scaled by e^{-ε} (coe
 e^{-ε} p(b_j|a) - p(b_j)) so a large ε leaves them well conditioned rather than huge.
 Stats: ``lip_epsilon_nats`` and ``ldp_epsilon_nats`` of the returned mapping (``inf``
 where some W(b̂|a) = 0 < p(b̂)).
+
+The mapping meets its ε at every ε (the runner checks it: ``promises``). An LP solver meets
+rows only to ~1e-9, and entries below 1e-12 are dropped, so at large ε (about 16 nats on
+MovieLens) e^{-ε} p(b̂) falls below the tolerance and the solver's point may have
+W(b̂|a) = 0: an infinite ε. The returned mapping is therefore repaired: mixed with the
+uniform mapping U (which is perfectly private) by the least θ that makes every row hold
+exactly, X' = (1 - θ) X + θ U (``repair_theta`` in the stats; its cost in E[d] is at most
+θ (E_U[d] - E_X[d])). Above ``EPSILON_SOLVED_MAX`` = 500 nats the LP is solved, and the
+mapping repaired, at 500: e^{-500} ≈ 7e-218 is still a normal float, while e^{-ε} of a
+larger ε underflows towards 0 and could not be told from "no lower row". Such a mapping is
+ε-LIP for every ε >= 500 (``epsilon_solved`` in the stats says which ε the LP used).
 """
 
 from __future__ import annotations
@@ -30,6 +41,39 @@ import privbench as pb
 from ._lp_mapping import LPMappingMechanism, MappingLP
 
 NOTIONS = ("lip", "ldp")
+#: the largest ε the LP is solved at (nats); a larger ε gets the mapping of this one, which
+#: meets it (see the module docstring)
+EPSILON_SOLVED_MAX = 500.0
+#: the repair aims this far inside ε >= 1 (relative): the runner's tolerance is 1e-9
+REPAIR_MARGIN = 1e-11
+
+
+def least_mix(W: np.ndarray, q: np.ndarray, n: int, epsilon: float, notion: str) -> float:
+    """The least θ in [0, 1] such that X' = (1 - θ) X + θ U meets ε, where W[a, i] =
+    p(b̂_i | a) and q[i] = p(b̂_i) of X, and U the uniform mapping (W_U = q_U = 1/n).
+
+    Each row r(X) <= 0 is linear in X, so r(X') = (1 - θ) r(X) + θ r(U) with r(U) < 0,
+    and θ >= r(X) / (r(X) - r(U)) wherever r(X) > 0."""
+    # aim inside ε (relative margin); below ε = 1, where the runner's tolerance is absolute
+    # (1e-9 nats), at half of it past ε, so ε = 0 does not force θ = 1 (U itself)
+    eps = epsilon * (1.0 - REPAIR_MARGIN) if epsilon >= 1 else epsilon + 0.5e-9
+    shrink = math.exp(-eps)
+    if notion == "lip":
+        # lower: e^{-ε} q - W <= 0; upper, scaled by e^{-ε}: e^{-ε} W - q <= 0
+        rows_x = [shrink * q[None, :] - W, shrink * W - q[None, :]]
+        rows_u = [(shrink - 1.0) / n, (shrink - 1.0) / n]
+    else:  # ldp: e^{-ε} W(b̂|a) - W(b̂|a') <= 0 for all a, a'
+        rows_x = [shrink * W.max(axis=0) - W.min(axis=0)]
+        rows_u = [(shrink - 1.0) / n]
+    theta = 0.0
+    for rx, ru in zip(rows_x, rows_u, strict=True):
+        bad = rx > 0
+        if bad.any():
+            if ru >= 0:  # ε = 0 (to rounding): only U itself meets it
+                return 1.0
+            theta = max(theta, float(np.max(rx[bad] / (rx[bad] - ru))))
+    # a hair more than the least θ, so rounding cannot leave a row just outside
+    return min(1.0, theta * (1.0 + 1e-6) + (1e-300 if theta > 0 else 0.0))
 
 
 class LipOptimal(LPMappingMechanism):
@@ -66,6 +110,27 @@ class LipOptimal(LPMappingMechanism):
         if pairs:
             coef = np.array([shrink * cond[a] - cond[b] for a, b in pairs])
             lp.add_rows(lp.per_output(coef), -np.inf, 0.0)
+
+    def promises(self, delta: float) -> dict[str, float]:
+        """ε-LIP (or ε-LDP with respect to A) at Δ = ε, checked by the runner."""
+        return {"lip_epsilon" if self.notion == "lip" else "ldp_epsilon_private": float(delta)}
+
+    def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        """The LP at min(ε, EPSILON_SOLVED_MAX), then the least mix with U that meets it."""
+        solved = min(float(delta), EPSILON_SOLVED_MAX)
+        base = super().run(problem, solved)
+        X = base.mapping.toarray()
+        live_a, live = problem.p_a > 0, problem.p_b > 0
+        cond = problem.joint[np.ix_(live_a, live)] / problem.p_a[live_a][:, None]
+        W, q = cond @ X[:, live].T, X[:, live] @ problem.p_b[live]
+        theta = least_mix(W, q, problem.n, solved, self.notion)
+        if theta > 0:
+            X = (1.0 - theta) * X + theta / problem.n
+        stats = {k: v for k, v in base.stats.items() if k not in ("lip_epsilon_nats",
+                                                                     "ldp_epsilon_nats")}
+        stats.update(epsilon_solved=solved, repair_theta=theta)
+        stats.update(self.measures(problem, None, X))  # type: ignore[arg-type]
+        return self.result(X, **stats)
 
     def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
                  ) -> dict[str, Any]:

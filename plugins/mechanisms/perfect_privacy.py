@@ -37,6 +37,10 @@ class PerfectPrivacy(LPMappingMechanism):
     description = "least E[d] with B̂ independent of A (Rassouli & Gündüz), an LP; Δ unused"
     delta_role = "unused"
     respects_budget = False
+
+    def promises(self, delta: float) -> dict[str, float]:
+        """B̂ independent of A: I(A; B̂) = 0 (checked by the runner)."""
+        return {"mi_bits": 0.0}
     lp_kind = "the perfect-privacy LP"
 
     def __init__(self, lp_backend: str = "highs", max_n: int = 1000) -> None:
