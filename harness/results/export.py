@@ -94,15 +94,20 @@ def _row(record: Mapping[str, Any], outputs: Mapping[str, Output]) -> dict[str, 
     row.update(_flatten(record.get("params") or {}, "param"))
     row.update(_flatten(record.get("dataset_params") or {}, "dataset_param"))
     metrics = dict(record.get("metrics") or {})
+    # every stored interval ``<output>_ci95 = [lo, hi]`` becomes two numeric columns, also
+    # when the interval is itself declared (the bootstrap metric declares them)
+    for key in [k for k in metrics if k.endswith(CI_SUFFIX)]:
+        ci = _interval(metrics[key])
+        if ci is not None:
+            metrics.pop(key)
+            row[f"{key}_lo"], row[f"{key}_hi"] = ci
     for name in outputs:
+        if name.endswith(CI_SUFFIX):
+            continue  # split above (or absent)
         if row.get(name) is None and name in metrics:
             row[name] = _cell(metrics.pop(name))
         else:
             metrics.pop(name, None)  # a copy of a top-level field
-        ci = _interval(metrics.get(name + CI_SUFFIX))
-        if ci is not None:
-            metrics.pop(name + CI_SUFFIX)
-            row[f"{name}{CI_SUFFIX}_lo"], row[f"{name}{CI_SUFFIX}_hi"] = ci
     row["metrics_other"] = json.dumps(metrics, sort_keys=True, default=str) if metrics else None
     row.update(_flatten(record.get("provenance") or {}, "provenance"))
     return row
@@ -141,8 +146,11 @@ def _order(columns: list[str], outputs: Mapping[str, Output]) -> list[str]:
         if col.startswith("dataset_param."):
             return (3, 0, col)
         base = col.removesuffix(f"{CI_SUFFIX}_lo").removesuffix(f"{CI_SUFFIX}_hi")
+        within = "0" if base == col else ("1" if col.endswith("_lo") else "2")  # lo, hi
         if base in outputs:
-            return (4, list(outputs).index(base), col)
+            return (4, list(outputs).index(base), within)
+        if base != col:  # an interval of an output no declaration names: after them
+            return (4, len(outputs), base + within)
         if col.startswith("provenance."):
             return (6, 0, col)
         return (5, 0, col)
