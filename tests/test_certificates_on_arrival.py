@@ -192,3 +192,22 @@ def test_runner_and_compare_agree_on_a_run_at_the_edge() -> None:
     d = pb.metrics.expected_distortion(problem, X)
     assert within_budget(d, delta)
     assert not np.isnan(d)
+
+
+def test_an_uncertified_run_is_not_taken_as_the_optimum() -> None:
+    """Issue 38 item 3: a run stopped at its cap (converged false, a weak bound) does not
+    make the optimum: the metric solves for a narrow interval and caches nothing of it."""
+    from privbench.plugins.metrics.optimum import OptimumGap
+
+    problem = pb.load_dataset("random", n=8, seed=4)
+    delta = _delta()
+    X = pb.get_mechanism("expmec").solve(problem, delta=delta).mapping
+    leak = pb.metrics.mutual_information(problem, X)
+    stats = pb.Certificate.of(leak, 0.0, "iterations", converged=False, delta=delta).to_stats()
+    result = pb.MechanismResult("mapping", mapping=X, stats={**stats, "gap_bits": leak})
+    values = OptimumGap(tol=1e-3).compute(problem, result, delta=delta)
+    assert values["optimum_source"] not in ("certificate", "anchors")
+    assert values["optimum_upper_bits"] - values["optimum_lower_bits"] <= 1e-3
+    assert values["excess_mi_bits_min"] > 0.01  # expmec is far from the optimum here
+    cached = [b for b in optimum_cache._MEMORY.get(optimum_cache.problem_key(problem), [])]
+    assert all(b.source != "certificate" for b in cached)

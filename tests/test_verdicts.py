@@ -156,6 +156,20 @@ def test_a_difference_within_both_certified_gaps_is_equal_within_resolution() ->
     assert EQUAL in text and WITHIN_GAP in text, text
 
 
+def test_an_uncertified_more_private_twin_keeps_the_gap_verdict() -> None:
+    """census top 300: sppm[tol=1e-4] stopped at its cap with gap 2.07e-4 bits, 4.5e-4 below
+    the certified sppm (gap 1e-3): within sppm's own gap, equal within resolution; the
+    reverse (the less private side uncertified) is not ranked."""
+    a, b = _twins(1e-3, 2.07e-4)
+    b["metrics"]["converged"] = False
+    a["metrics"]["converged"] = True
+    text = verdict(a, b, _out("mi_bits"))
+    assert EQUAL in text and WITHIN_GAP in text, text
+    a["metrics"]["converged"], b["metrics"]["converged"] = False, True
+    text = verdict(a, b, _out("mi_bits"))
+    assert "not ranked: sppm is not certified" in text and EQUAL not in text, text
+
+
 def test_the_gaps_count_only_when_both_runs_carry_one() -> None:
     a, b = _twins(1e-3, None)  # expmec-like: no certificate, its value is final
     assert "significant, less private" in verdict(a, b, _out("mi_bits"))

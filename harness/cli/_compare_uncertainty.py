@@ -19,8 +19,11 @@ from privbench.protocol.feasibility import within_budget
 from privbench.protocol.metric import Output
 from privbench.results.significance import paired_difference, replicate_difference
 from privbench.results.verdicts import (
+    EQUAL,
     IDENTICAL,
     SIGNIFICANT,
+    WITHIN_GAP,
+    Resolution,
     Verdict,
     decide,
     is_noise,
@@ -107,12 +110,16 @@ def _boot(row: pd.Series) -> Any:
     return m.get("bootstrap") if isinstance(m, dict) else None
 
 
-def _not_final(a: pd.Series, b: pd.Series, found: Verdict) -> str | None:
-    """A significant difference whose less private side stopped uncertified is not ranked:
-    that run's value is not final (a longer run may go below the other's)."""
-    if found.word != SIGNIFICANT:
+def _not_final(a: pd.Series, b: pd.Series, found: Verdict, estimate: float, res: Resolution,
+               out: Output) -> str | None:
+    """A difference whose less private side stopped uncertified is not ranked when the
+    verdict would rank it (significant) or excuse it by that run's own gap (equal within
+    the certified gaps): its value is not final (a longer run may go below the other's)."""
+    by_gap = found.word == EQUAL and WITHIN_GAP in res.why
+    if not (found.word == SIGNIFICANT or by_gap) or abs(estimate) <= res.numeric:
         return None
-    worse = b if found.better else a
+    a_worse = (estimate > 0) != (out.direction == "higher")
+    worse = a if a_worse else b
     if _converged(worse) is not False:
         return None
     gap = worse.get("gap_bits")
@@ -127,10 +134,8 @@ def verdict(a: pd.Series, b: pd.Series, out: Output, min_diff: float = 0.0) -> s
     va, vb = _spread(a, out)[0], _spread(b, out)[0]
     lp = [r["metrics"].get("lp_gap") if isinstance(r.get("metrics"), dict) else None
           for r in (a, b)]
-    # a gap is a tolerance only when met: a run stopped at its cap is handled by _not_final
-    met = _converged(a) is not False and _converged(b) is not False
-    gaps = (_gap(a, out), _gap(b, out)) if met else (None, None)
-    res = resolution((va, vb), gaps=gaps, lp_gaps=(lp[0], lp[1]), min_diff=min_diff)
+    res = resolution((va, vb), gaps=(_gap(a, out), _gap(b, out)), lp_gaps=(lp[0], lp[1]),
+                     min_diff=min_diff)
     users, diffs = None, None
     if _varies(a, out) or _varies(b, out):
         diff = replicate_difference(*_spread(a, out), *_spread(b, out))
@@ -149,7 +154,7 @@ def verdict(a: pd.Series, b: pd.Series, out: Output, min_diff: float = 0.0) -> s
     span = f"{_fmt(diff.estimate)} [{_fmt(diff.low)}, {_fmt(diff.high)}]"
     found = decide(diff.estimate, diff.low, diff.high, res,
                    higher=out.direction == "higher", users=users, diffs=diffs)
-    return f"{span} ({how}): {_not_final(a, b, found) or found.text()}"
+    return f"{span} ({how}): {_not_final(a, b, found, diff.estimate, res, out) or found.text()}"
 
 
 def uncertainty_tables(collapsed: pd.DataFrame, budgets: list[float], out: Output,

@@ -145,7 +145,10 @@ class OptimumGap(pb.Metric):
         leakage = M.mutual_information(problem, result.mapping)
         distortion = M.expected_distortion(problem, result.mapping)
         own = own_bound(result, float(delta), distortion, leakage)
-        if own is not None and distortion <= delta:  # valid for every later run too
+        # valid for every later run too; a run stopped at its cap without its certificate
+        # (converged false) is not kept as a certificate of the optimum for others: its
+        # bound joins this run's interval only, which then needs a solve when it is wide
+        if own is not None and distortion <= delta and result.stats.get("converged") is not False:
             OptimumCache(problem).add(own, 0.0)
         lower, upper, source, seconds = self.certify(problem, distortion, leakage, own)
         if lower > leakage + CERTIFICATE_TOL_BITS * max(1.0, leakage):
