@@ -178,3 +178,51 @@ def prior_summary(joint: np.ndarray, alphabet: Alphabet) -> dict[str, Any]:
         "n_distinct_profiles": alphabet.n_distinct,
         "map_accuracy": map_accuracy(joint),
     }
+
+
+#: a table overfits when more than this share of its users are in profiles of at most
+#: OVERFIT_SIZE users (each such profile nearly names its users' private values)
+OVERFIT_SHARE = 0.5
+OVERFIT_SIZE = 2
+
+
+def _numeric(values: list[Any]) -> bool:
+    """Whether a column's labels (its missing label aside) are all numbers."""
+    try:
+        [float(v) for v in values if v != "<missing>"]
+    except (TypeError, ValueError):
+        return False
+    return bool(values)
+
+
+def overfit_meta(codes: np.ndarray, columns: list[str], labels: list[list[Any]],
+                 bins: dict[str, int], dataset: str) -> dict[str, Any]:
+    """Warn (and return ``{"notes": [...]}`` for ``meta``) when the profiles overfit.
+
+    More than half the users in profiles held by one or two users means the prior is
+    mostly the users themselves: I(A; B) is then close to H(A) whatever the population
+    is. The note names the columns with the most distinct values and suggests ``bins``.
+    Empty when the profiles are fine.
+    """
+    import warnings
+
+    X = np.asarray(codes, dtype=np.int64)
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        return {}
+    _, inverse, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
+    size = counts[inverse.reshape(-1)]
+    share = float((size <= OVERFIT_SIZE).mean())
+    if share <= OVERFIT_SHARE:
+        return {}
+    distinct = sorted(((len(labels[k]), c) for k, c in enumerate(columns)
+                       if c not in bins), reverse=True)[:3]
+    worst = ", ".join(f"{c} ({v} values)" for v, c in distinct) or "(every column is binned)"
+    numeric = [c for _, c in distinct if _numeric(labels[columns.index(c)])]
+    hint = (f"bucket numeric columns with bins=[{','.join(f'{c}:4' for c in numeric[:2])}] "
+            "or leave many-valued columns out of public" if numeric
+            else "leave many-valued columns out of public (or fewer bins)")
+    note = (f"{dataset}: {share:.0%} of the {X.shape[0]} users are in profiles held by at most "
+            f"{OVERFIT_SIZE} users ({counts.size} distinct profiles): the prior overfits and "
+            f"I(A; B) will be close to H(A). Most distinct values: {worst}; {hint}")
+    warnings.warn(note, UserWarning, stacklevel=3)
+    return {"notes": [note]}

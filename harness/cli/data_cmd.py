@@ -63,6 +63,8 @@ def _files_available(cls: Any) -> tuple[str, str]:
         return "-", ""
     if "path" in cls.param_names():
         return "your file", "pass path=FILE"
+    if getattr(cls, "bundled", ""):
+        return "bundled", str(cls.bundled)
     if not hasattr(cls, "file_spec"):
         return "generated", "no files needed"
     try:

@@ -247,6 +247,8 @@ def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None
     if problem.meta.get("data_files"):  # which exact files (sha256) the run read
         record["data_files"] = {"data_files": dict(problem.meta["data_files"])}
     record["metrics"]["dataset_name"] = problem.name
+    if problem.meta.get("notes"):  # warnings about the data set (e.g. overfitting profiles)
+        record["metrics"]["dataset_notes"] = [str(n) for n in problem.meta["notes"]]
     mechanism = _create(spec)
     delta = delta_value(spec.delta, mechanism.delta_role)
     record["metrics"]["mechanism_repr"] = _repr(mechanism, spec)
