@@ -123,6 +123,8 @@ _LAZY = {
     "replicate_group": "privbench.results.significance",
     "collapse_replicates": "privbench.results.significance",
     "paired_difference": "privbench.results.significance",
+    "certified_gap": "privbench.results.verdicts",
+    "below_chord": "privbench.results.verdicts",
 }
 
 

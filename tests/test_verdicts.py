@@ -78,6 +78,17 @@ def test_a_1e_8_difference_is_equal_within_resolution(surrogate, mapping, name) 
     assert EQUAL in text and SIGNIFICANT not in text, text
 
 
+def test_two_lp_runs_that_differ_by_solver_tolerance_are_not_ranked(surrogate) -> None:
+    """maxleak_optimal by HiGHS and by scipy: the same LP optimum to ~1e-15, two mappings
+    (the LP is degenerate) that differ on resamples; never "significant"."""
+    rows = [_row(b, surrogate, pb.get_mechanism("maxleak_optimal", lp_backend=b)
+                 .solve(surrogate, delta=0.5).mapping.toarray()) for b in ("highs", "scipy")]
+    for name in ("maximal_leakage", "mi_bits"):
+        text = verdict(rows[1], rows[0], _out(name))
+        assert SIGNIFICANT not in text and TOO_FEW_USERS not in text, text
+        assert NOT_DISTINGUISHABLE in text or EQUAL in text, text
+
+
 def test_a_real_difference_stays_significant(surrogate, mapping) -> None:
     ident = np.eye(surrogate.n)
     text = verdict(_row("identity", surrogate, ident), _row("x", surrogate, mapping),
@@ -307,6 +318,24 @@ def test_compare_says_why_a_ratio_below_a_certified_optimum_is_not_printed(tmp_p
     text = re.sub(r"\s+", " ", capsys.readouterr().out)
     assert "needs 0.36x" not in text and "x the distortion of sppm" not in text
     assert "expmec: no ratio to sppm" in text and "see note" in text
+    from privbench.plugins.reporters import tables
+
+    summary = tables.tradeoff_summary(pb.load_runs(db))
+    row = next(r for r in summary["rows"] if r[0] == "expmec")
+    assert "see note" in row and "not a finding" in summary["note"]
+
+
+def test_a_ratio_below_an_uncertified_reference_is_a_finding(tmp_path, capsys) -> None:
+    """A reference that stopped at its cap certifies nothing optimal: beating it is real."""
+    db = tmp_path / "c.sqlite"
+    with ResultStore(db) as s:
+        for d, mi in ((0.0, 0.8), (2.0, 0.0)):
+            s.add(_record("sppm", d, mi, gap_bits=0.3, metrics={"converged": d == 0.0}))
+        s.add(_record("expmec", 0.5, 0.2))
+    assert main(["compare", "--db", str(db), "--budget", "2", "--target", "0.25",
+                 "--reference", "sppm"]) == 0
+    text = re.sub(r"\s+", " ", capsys.readouterr().out)
+    assert "expmec needs 0.36x the distortion of sppm" in text and "no ratio" not in text
 
 
 def test_min_diff_must_be_a_number_at_least_zero(tmp_path, capsys) -> None:

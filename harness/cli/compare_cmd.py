@@ -33,6 +33,7 @@ from privbench.results.pareto import (
 )
 from privbench.results.significance import collapse_replicates
 from privbench.results.store import DEFAULT_DB
+from privbench.results.verdicts import below_chord, certified_gap
 from privbench.results.views import (
     DEFAULT_OUTPUT,
     curves_of,
@@ -252,25 +253,6 @@ def _compare_instance(console: Any, args: argparse.Namespace, instance: str, g: 
     if set(g.loc[other_code(g, current_hash), "label"]):
         console.print("  [dim]" + escape(FOOTNOTE) + "[/]", highlight=False)
     _note_unconverged(console, g)
-
-
-def certified_gap(runs: pd.DataFrame, label: str) -> float | None:
-    """The largest certified gap (bits) of ``label``'s ok runs when every one of them is
-    certified (a finite ``gap_bits`` and not ``converged = false``); else None."""
-    mine = runs[(runs["label"] == label) & (runs["status"] == "ok")]
-    gaps = pd.to_numeric(mine["gap_bits"], errors="coerce") if "gap_bits" in mine else None
-    if mine.empty or gaps is None or gaps.isna().any():
-        return None
-    if mine["metrics"].map(lambda m: isinstance(m, dict) and m.get("converged") is False).any():
-        return None
-    return float(gaps.max())
-
-
-def below_chord(ratio: float | None, ref_gap: float | None) -> bool:
-    """A ratio < 1 against a reference certified optimal at its points contradicts the
-    certificate: it comes from the straight segment between the reference's measured
-    points, which lies above the optimum's convex curve, not from a better mechanism."""
-    return ratio is not None and ref_gap is not None and ratio < 1.0 - 1e-9
 
 
 def _chord_note(r: MechanismSummary, ref: str, t: float, ref_curve: Curve, gap: float | None,

@@ -8,8 +8,9 @@ that a reader can grep them:
 * ``equal within resolution``: the interval lies inside ± the resolution;
 * ``too few users to tell``: fewer than :data:`MIN_USERS` users behind either run, or more
   than :data:`MAX_ZERO_SHARE` of the paired resampled differences are 0 (to the numeric
-  floor) while the difference itself is not: the bootstrap distribution is then too discrete for a 95 % statement (the
-  percentile that decides sits on the atom at 0);
+  floor) while the difference itself is beyond the resolution: the bootstrap
+  distribution is then too discrete for a 95 % statement (the percentile that decides
+  sits on the atom at 0);
 * ``identical across replicates``: both runs are replicates (several seeds) that agree to
   rounding and no paired bootstrap exists: the seeds carry no spread to test against;
 * ``not distinguishable``: anything else (the interval reaches inside the resolution).
@@ -28,9 +29,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: the five verdict words (DESIGN: compare's verdicts can be grepped)
 SIGNIFICANT = "significant"
@@ -157,7 +161,7 @@ def decide(estimate: float, low: float, high: float, res: Resolution, *, higher:
         return Verdict(TOO_FEW_USERS, reason=f"{users} users < {MIN_USERS}")
     if -floor <= low and high <= floor:
         return Verdict(EQUAL, reason=f"|difference| <= {floor:.3g}: {res.why}")
-    if diffs is not None and diffs.size:
+    if diffs is not None and diffs.size and abs(estimate) > floor:
         share = float(np.mean(np.abs(diffs) <= res.numeric))
         if share > MAX_ZERO_SHARE:
             return Verdict(TOO_FEW_USERS, reason=f"{100 * share:.3g} % of the resampled "
@@ -169,3 +173,24 @@ def decide(estimate: float, low: float, high: float, res: Resolution, *, higher:
         return Verdict(NOT_DISTINGUISHABLE, reason=f"estimate within the resolution "
                                                    f"{floor:.3g}, interval not")
     return Verdict(NOT_DISTINGUISHABLE)
+
+
+def certified_gap(runs: pd.DataFrame, label: str) -> float | None:
+    """The largest certified gap (bits) of ``label``'s ok runs when every one of them is
+    certified (a finite ``gap_bits`` and not ``converged = false``); else None."""
+    import pandas as pd
+
+    mine = runs[(runs["label"] == label) & (runs["status"] == "ok")]
+    gaps = pd.to_numeric(mine["gap_bits"], errors="coerce") if "gap_bits" in mine else None
+    if mine.empty or gaps is None or gaps.isna().any():
+        return None
+    if mine["metrics"].map(lambda m: isinstance(m, dict) and m.get("converged") is False).any():
+        return None
+    return float(gaps.max())
+
+
+def below_chord(ratio: float | None, ref_gap: float | None) -> bool:
+    """A ratio < 1 against a reference certified optimal at its points contradicts the
+    certificate: it comes from the straight segment between the reference's measured
+    points, which lies above the optimum's convex curve, not from a better mechanism."""
+    return ratio is not None and ref_gap is not None and ratio < 1.0 - 1e-9

@@ -40,16 +40,23 @@ def tradeoff_summary(ok: pd.DataFrame) -> Table | None:
     prior = ok["prior_mi_bits"].dropna()
     targets = pb.default_targets(float(prior.iloc[0])) if not prior.empty else []
     budgets = informative_budgets(ok)
-    ref = pb.pick_reference(list(curves))
+    stopped = {label for label, m in zip(ok["label"], ok["metrics"], strict=True)
+               if isinstance(m, dict) and m.get("converged") is False}
+    ref = pb.pick_reference([c for c in curves if c not in stopped] or list(curves))
     rows = pb.summarise(curves, targets=targets, budgets=budgets, reference=ref)
     header = (["mechanism", "points"] + [f"I at Δ≤{b:g}" for b in budgets]
               + [f"E[d] for I≤{t:g}" for t in targets] + [f"× {ref} (I≤{t:g})" for t in targets])
-    stopped = {label for label, m in zip(ok["label"], ok["metrics"], strict=True)
-               if isinstance(m, dict) and m.get("converged") is False}
+    ref_gap = pb.certified_gap(ok, ref) if ref is not None else None
     body = [[r.label + (" *" if r.label in stopped else ""), r.points, *r.leakage_at.values(),
-             *r.distortion_for.values(), *r.ratio.values()] for r in rows]
+             *r.distortion_for.values(),
+             *("see note" if pb.below_chord(v, ref_gap) else v for v in r.ratio.values())]
+            for r in rows]
     note = ("Read off each mechanism's Pareto curve, linear between measured points "
             "(time-sharing); '-' = not reached in the measured range.")
+    if any(pb.below_chord(v, ref_gap) for r in rows for v in r.ratio.values()):
+        note += (f" 'see note': a ratio below 1 against {ref}, which certifies its points "
+                 "optimal, would be the straight segment's between its measured points (above "
+                 f"the optimum's curve), not a finding: measure {ref} at more budgets.")
     if stopped:
         note += (" * not certified: a run stopped at its cap without its certificate (gap in "
                  "the runs table); its values are upper bounds, not final.")
