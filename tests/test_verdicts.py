@@ -351,3 +351,36 @@ def test_every_verdict_has_one_of_the_five_words(tmp_path, capsys) -> None:
     assert "--min-diff 0.5" in text and EQUAL in text
     assert math.isclose(0.246 - 0.166, 0.08)
     assert any(w in text for w in WORDS)
+
+
+def test_compare_reads_a_run_a_rounding_over_its_budget_at_that_budget(tmp_path, capsys) -> None:
+    """The issue's case: SPPM's run at Δ = 1 spent 1 + 2.2e-16; its maximal leakage "at
+    Δ ≤ 1" read 0.4919 (its Δ = 0.5 point) instead of its own 0.0488."""
+    db = tmp_path / "b.sqlite"
+    with ResultStore(db) as s:
+        s.add(_record("sppm", 0.5, 0.3, metrics={"maximal_leakage": 0.4919}))
+        s.add(_record("sppm", 1.0, 0.02, distortion=1.0 + 2.2e-16,
+                      metrics={"maximal_leakage": 0.0488}))
+    assert main(["compare", "--db", str(db), "--budget", "1", "--by", "maximal_leakage"]) == 0
+    row = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("│ sppm"))
+    assert [c.strip() for c in row.strip("│").split("│")][2] == "0.0488"
+
+
+@pytest.mark.slow
+def test_deterministic_replicates_are_compared_by_the_paired_bootstrap(tmp_path) -> None:
+    """seeds = [0, 1, 2] on deterministic mechanisms (the issue: "0.2293 [0.2293, 0.2293]
+    (over replicates): significant"): one row each, ± 0, compared resample by resample."""
+    import subprocess
+    import sys
+
+    spec = tmp_path / "s.toml"
+    spec.write_text('mechanisms = ["expmec", "sppm"]\ndatasets = ["politics_tv_surrogate"]\n'
+                    "deltas = [0.5]\nseeds = [0, 1, 2]\n", encoding="utf-8")
+    db = tmp_path / "r.sqlite"
+    for argv in (["sweep", str(spec), "--db", str(db)], ["compare", "--db", str(db)]):
+        done = subprocess.run([sys.executable, "-m", "privbench", *argv], check=True,
+                              capture_output=True, text=True, cwd=tmp_path)
+    text = re.sub(r"\s+", " ", done.stdout)
+    verdicts = text.replace("(paired bootstrap, or over replicates)", "")  # the title
+    assert "(n=3)" in verdicts and "(over replicates)" not in verdicts
+    assert "(paired bootstrap): significant, less private" in verdicts  # expmec vs sppm
