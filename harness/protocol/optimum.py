@@ -228,3 +228,52 @@ def decoder_lower_bound(problem: PrivacyProblem, mapping: Any, distortion: float
     best = max(_maximise(_Lagrangian(problem, _logratios(problem, _posterior(problem, mapping, t))),
                          D, iterations)[0] for t in BARELY_USED)
     return max(best / LN2, 0.0)
+
+
+def decoder_bound(problem: PrivacyProblem, decoders: np.ndarray, distortion: float,
+                  *, iterations: int = 60) -> float:
+    """The certified lower bound (bits) on I*(``distortion``) of one decoder matrix.
+
+    ``decoders`` is |A| x n, column i a distribution r(a | b̂_i) (floored towards p(a)
+    here, as in :func:`decoder_lower_bound`). Valid for *any* decoders, so a caller may
+    choose them however it likes (e.g. :func:`unused_output_targets` then a small solve)
+    and the bound stays certified.
+    """
+    L = _logratios(problem, np.asarray(decoders, dtype=float))
+    return max(_maximise(_Lagrangian(problem, L), float(distortion), iterations)[0] / LN2, 0.0)
+
+
+class _Masked:
+    """h(ν) over the outputs in ``used`` only (dense; for the small problems that need it)."""
+
+    def __init__(self, C: np.ndarray, W: np.ndarray) -> None:
+        self.C, self.W = C, W
+
+    def __call__(self, nu: float) -> tuple[float, float]:
+        total = self.C + nu * self.W
+        best = total.min(axis=0)
+        tie = total <= best[None, :] + 1e-12 * (1.0 + np.abs(best[None, :]))
+        return float(best.sum()), float(np.where(tie, self.W, np.inf).min(axis=0).sum())
+
+
+def unused_output_targets(problem: PrivacyProblem, decoders: np.ndarray, used: np.ndarray,
+                          distortion: float, *, iterations: int = 60
+                          ) -> tuple[float, np.ndarray, np.ndarray]:
+    """What a decoder at an unused output must achieve for the bound to stay tight.
+
+    Why: the decoder bound is tight only if every output is priced right, and an output
+    the optimum leaves unused has no posterior (p(a) there loses 0.01-0.5 bits). With the
+    bound restricted to the ``used`` outputs maximised at ν, column j's value is m_j;
+    an unused output i costs nothing as long as Σ_a p(a, b_j) log r(a | b̂_i) >= τ[i, j]
+    for every j. Returns (ν, m, τ) with τ of shape (n, n) (rows: outputs), dense O(n²).
+    """
+    P = np.asarray(problem.joint, dtype=float)
+    C = _logratios(problem, np.asarray(decoders, dtype=float)).T @ P
+    W = problem.distortion.to_dense() * problem.p_b[None, :]
+    Cu = np.where(np.asarray(used, dtype=bool)[:, None], C, np.inf)
+    _, nu = _maximise(_Masked(Cu, W), float(distortion), iterations)
+    m = (Cu + nu * W).min(axis=0)
+    p_a = problem.p_a
+    logp = np.where(p_a > 0, np.log(np.where(p_a > 0, p_a, 1.0)), 0.0)
+    tau = m[None, :] - nu * W + (logp @ P)[None, :]
+    return nu, m, tau
