@@ -81,6 +81,9 @@ class Mechanism(Parametrized):
     #: a simple baseline every sweep adds to its grid (``baselines = true``, DPBench's
     #: advice), e.g. no mapping at all and the cheapest constant output
     baseline: ClassVar[bool] = False
+    #: its result depends on the run's seed (random starts, sampled noise): a sweep's
+    #: ``replicate_seeds`` run it once more per extra seed; deterministic ones run once
+    randomized: ClassVar[bool] = False
 
     def promises(self, delta: float) -> dict[str, float]:
         """What this mechanism guarantees about its mapping at ``delta``, as ``{measure:

@@ -8,6 +8,7 @@ request raises :class:`ValidationError` / :class:`PluginError` naming the culpri
 from __future__ import annotations
 
 import itertools
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,12 @@ class SweepSpec:
     mechanisms: list[str]
     datasets: list[str]
     deltas: list[float]
+    #: budgets relative to each data set: Δ = f x d_const (the least expected distortion
+    #: of a constant mapping); with or instead of ``deltas``
+    relative_deltas: list[float] = field(default_factory=list)
     seeds: list[int | None] = field(default_factory=lambda: [None])
+    #: more seeds, for the mechanisms whose result depends on the seed (``randomized``)
+    replicate_seeds: list[int] = field(default_factory=list)
     lp_backends: list[str] = field(default_factory=list)
     metrics: list[str] = field(default_factory=list)
     #: default metrics switched off for every run (``--no-metric``, ``skip_metrics``)
@@ -52,8 +58,9 @@ class SweepSpec:
     baselines: bool = False
 
 
-_KEYS = {"mechanisms", "datasets", "deltas", "seeds", "lp_backends", "metrics", "skip_metrics",
-         "timeout", "executor", "workers", "name", "description", "repeat", "baselines"}
+_KEYS = {"mechanisms", "datasets", "deltas", "relative_deltas", "seeds", "replicate_seeds",
+         "lp_backends", "metrics", "skip_metrics", "timeout", "executor", "workers", "name",
+         "description", "repeat", "baselines"}
 
 
 def _str_list(data: dict[str, Any], key: str, path: Path, *, required: bool) -> list[str]:
@@ -93,14 +100,21 @@ def sweep_spec_from(data: dict[str, Any], p: Path = Path("sweep")) -> SweepSpec:
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise ValidationError(f"{p}: unknown key(s) {', '.join(unknown)}; expected {', '.join(sorted(_KEYS))}")
-    deltas = data.get("deltas")
-    if not isinstance(deltas, list) or not deltas or not all(
+    relative = _relative_deltas(data, p)
+    deltas = data.get("deltas", [] if relative else None)
+    if not isinstance(deltas, list) or not (deltas or relative) or not all(
             isinstance(d, int | float) and not isinstance(d, bool) for d in deltas):
-        raise ValidationError(f"{p}: 'deltas' must be a non-empty list of numbers; got {deltas!r}")
+        raise ValidationError(f"{p}: 'deltas' must be a non-empty list of numbers (or give "
+                              f"relative_deltas); got {deltas!r}")
     seeds = data.get("seeds", [None])
     if not isinstance(seeds, list) or not seeds or not all(
             isinstance(s, int) and not isinstance(s, bool) for s in seeds if s is not None):
         raise ValidationError(f"{p}: 'seeds' must be a non-empty list of integers; got {seeds!r}")
+    replicates = data.get("replicate_seeds", [])
+    if not isinstance(replicates, list) or not all(
+            isinstance(s, int) and not isinstance(s, bool) for s in replicates):
+        raise ValidationError(f"{p}: 'replicate_seeds' must be a list of integers (extra seeds "
+                              f"for randomized mechanisms); got {replicates!r}")
     timeout = data.get("timeout")
     if timeout is not None:
         try:
@@ -133,7 +147,9 @@ def sweep_spec_from(data: dict[str, Any], p: Path = Path("sweep")) -> SweepSpec:
         mechanisms=_str_list(data, "mechanisms", p, required=True),
         datasets=_str_list(data, "datasets", p, required=True),
         deltas=[float(d) for d in deltas],
+        relative_deltas=relative,
         seeds=seeds,
+        replicate_seeds=list(replicates),
         lp_backends=_str_list(data, "lp_backends", p, required=False),
         metrics=_str_list(data, "metrics", p, required=False),
         skip_metrics=_str_list(data, "skip_metrics", p, required=False),
@@ -144,17 +160,55 @@ def sweep_spec_from(data: dict[str, Any], p: Path = Path("sweep")) -> SweepSpec:
     )
 
 
+def _relative_deltas(data: dict[str, Any], p: Path) -> list[float]:
+    """``relative_deltas``: a list of finite fractions >= 0 (empty when absent)."""
+    value = data.get("relative_deltas", [])
+    if not isinstance(value, list) or (("relative_deltas" in data) and not value) or not all(
+            isinstance(f, int | float) and not isinstance(f, bool) and math.isfinite(f) and f >= 0
+            for f in value):
+        raise ValidationError(
+            f"{p}: 'relative_deltas' must be a non-empty list of finite numbers >= 0 (fractions "
+            f"of each data set's d_const, e.g. [0.25, 0.5, 0.75]); got {value!r}")
+    return [float(f) for f in value]
+
+
+def d_const(problem: Any) -> float:
+    """The least expected distortion of a constant mapping (DESIGN: the ``constant``
+    mechanism at Δ = inf): the scale of the relative budgets."""
+    from privbench.protocol.information import expected_distortion
+
+    # its Δ is unused (the runner refuses inf there): any value gives the same mapping
+    mapping = get_host().get("mechanism", "constant").create().solve(problem, delta=0.0)
+    return float(expected_distortion(problem, mapping.mapping))
+
+
+def budgets(spec: SweepSpec, dataset: str, params: dict[str, Any]) -> list[tuple[float, float | None]]:
+    """(Δ, fraction) pairs of one data set: the absolute ``deltas`` (fraction None), then
+    ``relative_deltas`` times the data set's d_const."""
+    out: list[tuple[float, float | None]] = [(d, None) for d in spec.deltas]
+    if spec.relative_deltas:
+        try:
+            scale = d_const(load_problem(dataset, params))
+        except PrivbenchError as exc:
+            raise ValidationError(f"dataset {dataset!r}: relative_deltas need its d_const, "
+                                  f"which cannot be computed: {exc}") from None
+        out += [(f * scale, f) for f in spec.relative_deltas]
+    return out
+
+
 def check_grid_size(spec: SweepSpec) -> int:
     """The number of runs the grid can expand to, refused above ``spec.max_runs`` before
     any of it is built (a three-line file can describe 200 million runs)."""
     size = (len(spec.mechanisms) * max(1, len(spec.lp_backends)) * len(spec.datasets)
-            * len(spec.deltas) * len(spec.seeds))
+            * (len(spec.deltas) + len(spec.relative_deltas))
+            * (len(spec.seeds) + len(spec.replicate_seeds)))
     limit = positive_int("max_runs", spec.max_runs)
     if size > limit:
         raise ValidationError(
             f"the sweep expands to up to {size:,} runs ({len(spec.mechanisms)} mechanisms x "
             f"{max(1, len(spec.lp_backends))} LP backends x {len(spec.datasets)} data sets x "
-            f"{len(spec.deltas)} budgets x {len(spec.seeds)} seeds), more than the limit of "
+            f"{len(spec.deltas) + len(spec.relative_deltas)} budgets x "
+            f"{len(spec.seeds) + len(spec.replicate_seeds)} seeds), more than the limit of "
             f"{limit:,}; split it, or raise the limit with --max-runs")
     return size
 
@@ -235,14 +289,18 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
     if spec.workers is not None and (not isinstance(spec.workers, int)
                                      or isinstance(spec.workers, bool) or spec.workers < 1):
         raise ValidationError(f"workers must be an integer >= 1; got {spec.workers!r}")
-    if not deltas:
+    if not deltas and not spec.relative_deltas:
         raise ValidationError("no budget given; pass --delta X (one or more)")
-    for seed in spec.seeds:
+    if spec.relative_deltas and not load_datasets:
+        raise ValidationError("relative_deltas need each data set's d_const, so the data sets "
+                              "must be loaded while planning")
+    for seed in [*spec.seeds, *spec.replicate_seeds]:
         seed_value("seed", seed)
     for backend in spec.lp_backends:
         host.get(LP_KIND, backend)
     check_metrics(spec)
     mechanisms: list[tuple[str, dict[str, Any]]] = []
+    randomized: set[str] = set()
     texts = spec.mechanisms + (missing_baselines(spec.mechanisms, host.mechanisms())
                                if spec.baselines else [])
     for text in texts:
@@ -260,6 +318,8 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
         for variant in variants:
             cls.create(**variant)  # parameter names, types and check_params
             mechanisms.append((name, variant))
+        if getattr(cls, "randomized", False):
+            randomized.add(name)
         if cls.delta_role not in DELTA_ROLES:
             raise PluginError(f"mechanism {name!r} declares delta_role = {cls.delta_role!r}; "
                               f"expected one of {', '.join(DELTA_ROLES)}")
@@ -275,8 +335,10 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
     runs = [
         RunSpec(mechanism=m, mechanism_params=mp, dataset=d, dataset_params=dp, delta=delta,
                 seed=seed, metrics=tuple(dict.fromkeys(spec.metrics)), repeat=spec.repeat,
-                skip_metrics=tuple(dict.fromkeys(spec.skip_metrics)))
-        for (d, dp), (m, mp), delta, seed in itertools.product(datasets, mechanisms, deltas, spec.seeds)
+                skip_metrics=tuple(dict.fromkeys(spec.skip_metrics)), relative_delta=fraction)
+        for (d, dp) in datasets
+        for (m, mp), (delta, fraction) in itertools.product(mechanisms, budgets(spec, d, dp))
+        for seed in [*spec.seeds, *(spec.replicate_seeds if m in randomized else [])]
     ]
     # one run per key: `deltas = [0.5, 0.50]`, a mechanism listed twice, or an LP backend
     # both in lp_backends and in the mechanism's spec would store identical rows twice

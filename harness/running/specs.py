@@ -102,6 +102,9 @@ class RunSpec:
     #: the results store of the sweep that runs it, where plugins may keep tables of their
     #: own (``privbench.protocol.shared.sweep_store``); not part of the run's identity
     store: str | None = None
+    #: Δ as a fraction of the data set's d_const when the sweep gave ``relative_deltas``
+    #: (``delta`` is then that fraction times d_const); not part of the run's identity
+    relative_delta: float | None = None
 
     @property
     def key(self) -> str:

@@ -102,6 +102,7 @@ class PPAN(pb.SizeLimited, pb.MappingMechanism):
     """Adversarially learned privatizer (PPAN / GAP) over the finite alphabet."""
 
     name = "ppan"
+    randomized = True  # seeded: replicates differ
     description = "privatizer and adversary tables learned by alternating gradient steps (PPAN/GAP), seeded"
     test_parameters = {"iterations": [300], "source": ["auto", "joint"]}
 

@@ -68,6 +68,7 @@ class Pram(pb.SizeLimited, pb.MappingMechanism):
     """Invariant PRAM (sdcMicro; Templ, Kowarik, Meindl, JSS 2015) per attribute, Kronecker-combined."""
 
     name = "pram"
+    randomized = True  # seeded: replicates differ
     description = "invariant PRAM per public attribute (sdcMicro's pram: pd, alpha), seeded; Δ unused"
     delta_role = UNUSED
     respects_budget = False

@@ -68,6 +68,7 @@ class QuantizedMapping(pb.MappingMechanism):
     """Algorithm 1: quantise, solve on the clusters with ``inner``, map through ψ."""
 
     name = "quantized"
+    randomized = True  # seeded: replicates differ
     description = "quantize the alphabet, solve on K clusters (Salamatian et al. 2013, Alg. 1)"
     test_parameters = {"n_clusters": [3], "inner": ["expmec"]}
     respects_budget = False  # distortion is bounded by Δ + r (Theorem 1), not Δ
