@@ -54,10 +54,10 @@ def summary_line(name: str, records: list[dict[str, Any]], db: Path | None) -> s
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.dry_run:  # listing runs needs no data
+    if args.dry_run:  # listing runs needs no data (but relative budgets need d_const)
         spec = load_sweep_file(args.spec)
         spec.max_runs = args.max_runs
-        for r in plan_runs(spec, load_datasets=False):
+        for r in plan_runs(spec, load_datasets=bool(spec.relative_deltas)):
             print(r.key)
         return 0
     done: list[dict[str, Any]] = []
