@@ -18,6 +18,7 @@ def bench(*args: str) -> tuple[int, list[dict]]:
     return out.returncode, lines
 
 
+@pytest.mark.slow
 def test_benchmark_sppm_json() -> None:
     code, lines = bench("--m", "4", "--m", "5", "--lp-backend", "mckp", "--lp-backend", "highs",
                         "--tol", "1e-2")
@@ -36,6 +37,7 @@ def test_benchmark_sppm_json() -> None:
     assert [r["ratio"] for r in ratios] == ["highs/mckp", "highs/mckp"]
 
 
+@pytest.mark.slow
 def test_benchmark_targets_and_datasets() -> None:
     """--targets marks each run met or missed; --dataset runs any adapter at --delta."""
     code, lines = bench("--m", "5", "--dataset", "random:n=40,seed=2", "--delta", "0.2",
@@ -48,6 +50,7 @@ def test_benchmark_targets_and_datasets() -> None:
     assert code == 1 and not lines[0]["met"]  # three iterations cannot certify 1e-9 bits
 
 
+@pytest.mark.slow
 def test_benchmark_dual_mode_on_a_dataset() -> None:
     """--mode dual --warmup N: the dual rounds certify the gap; the record says which mode."""
     code, lines = bench("--dataset", "random:n=60,distortion=hamming,seed=3", "--delta", "0.3",
@@ -60,6 +63,7 @@ def test_benchmark_dual_mode_on_a_dataset() -> None:
     assert run["stop_reason"] == "tolerance (dual mode)"
 
 
+@pytest.mark.slow
 def test_benchmark_exact_solver_and_scaling_figure(tmp_path) -> None:
     pytest.importorskip("matplotlib")
     pytest.importorskip("cvxpy")

@@ -36,6 +36,7 @@ def common():
         sys.modules["benchmarks"] = saved
 
 
+@pytest.mark.slow
 def test_rounds_of_fresh_processes_measure_every_case(common) -> None:
     grid = [("expmec", "synthetic-m4"),
             ("optimal", "synthetic-m8"),   # optimal stops at n = 64: skips

@@ -83,6 +83,7 @@ def test_resampled_joints_average_to_the_sample_joint():
     assert np.allclose(joints.mean(axis=0), prob.joint, atol=3e-3)
 
 
+@pytest.mark.slow
 def test_interval_covers_the_true_leakage_in_about_95_percent_of_samples():
     """Draw 200 samples of 3,000 users from a known joint; the 95 % interval of the
     plug-in I(A; B̂) of a fixed mapping must cover the true I(A; B̂) in 88-99 % of them
@@ -144,6 +145,7 @@ def test_replicates_summary():
     assert replicates([None]) is None
 
 
+@pytest.mark.slow
 def test_run_json_carries_intervals_on_a_records_dataset(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "privbench", "run", "-m", "expmec", "-d",

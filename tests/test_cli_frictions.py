@@ -69,6 +69,7 @@ def _closed_pipe(argv: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(argv, proc.returncode, "", err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [["sweep", "{spec}", "--dry-run"], ["plugins"]])
 def test_a_closed_pipe_ends_quietly(tmp_path, argv) -> None:
     spec = tmp_path / "grid.toml"

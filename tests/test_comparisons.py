@@ -60,6 +60,7 @@ def _row(text: str, label: str) -> str:
                 if line.startswith("│") and line.strip("│ ").startswith(label + " "))
 
 
+@pytest.mark.slow
 def test_compare_calls_real_gaps_significant_and_tolerance_twins_not(tmp_path):
     """On the surrogate (1,218 users) at Δ = 0.5: ExpMec leaks ~0.1 bits more than SPPM,
     far outside sampling noise; SPPM at tol 1e-3 and 1e-4 differ by < 1e-3 bits, inside
@@ -73,6 +74,7 @@ def test_compare_calls_real_gaps_significant_and_tolerance_twins_not(tmp_path):
     assert "significant, less private" in _row(text, "identity")  # the baseline is there
 
 
+@pytest.mark.slow
 def test_compare_shows_replicates_as_mean_and_sd(tmp_path):
     text = _sweep_and_compare(
         tmp_path, 'mechanisms = ["quantized"]\ndatasets = ["politics_tv_surrogate:seed=0", '
@@ -91,6 +93,7 @@ def test_compare_on_census_marks_sppm_vs_expmec_significant(tmp_path, real_data_
     assert "significant, less private" in _row(text, "expmec")
 
 
+@pytest.mark.slow
 def test_report_draws_data_seed_replicates_as_one_instance_with_mean_and_sd(tmp_path):
     import subprocess
     import sys
@@ -108,6 +111,7 @@ def test_report_draws_data_seed_replicates_as_one_instance_with_mean_and_sd(tmp_
     assert text.count("mean ± sd of 3 replicates") == 2  # one point per budget
 
 
+@pytest.mark.slow
 def test_compare_prints_the_below_curve_cell_whole(tmp_path):
     """'< its min E[d]' once lost '[d]' to rich markup, in the table and in its note."""
     text = _sweep_and_compare(

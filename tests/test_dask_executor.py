@@ -83,6 +83,7 @@ def grid_spec(tmp_path: Path) -> Path:
                       seeds=[1, 2], metrics=metrics)
 
 
+@pytest.mark.slow
 def test_same_results_with_local_process_and_dask(tmp_path: Path, cluster) -> None:
     spec = grid_spec(tmp_path)
     frames = {}
@@ -230,6 +231,7 @@ def _assert_heard_the_solve(records: list[dict[str, Any]], heard: list[dict[str,
     assert heard[0]["run"] == "chatty[pause=0.4,steps=4] on synthetic[m=2] delta=1.0"
 
 
+@pytest.mark.slow
 def test_process_executor_forwards_progress_from_its_workers(crashy_host) -> None:
     executor = crashy_host.get("executor", "process").create(workers=1)
     records, heard = _collect_progress(executor, _chatty_specs())
@@ -239,6 +241,7 @@ def test_process_executor_forwards_progress_from_its_workers(crashy_host) -> Non
     assert [r["status"] for r in executor.map_runs(_chatty_specs(), timeout=60)] == ["ok"]
 
 
+@pytest.mark.slow
 def test_dask_executor_forwards_progress_from_its_workers(crashy_host) -> None:
     import time
 

@@ -27,6 +27,7 @@ def test_host_collects_declared_outputs():
     assert outputs["runtime_s"].unit == "seconds"
 
 
+@pytest.mark.slow
 def test_run_json_names_the_unit_of_every_output_it_holds(tmp_path):
     import json
     import subprocess

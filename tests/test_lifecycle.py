@@ -64,6 +64,7 @@ def test_stats_never_overwrite_record_fields(lifecycle_host) -> None:
     json.dumps(record)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", ["local", "process", "dask"])
 def test_a_mechanism_cannot_change_what_later_runs_see(lifecycle_host, tmp_path, executor) -> None:
     sweep = tmp_path / "s.toml"

@@ -126,6 +126,7 @@ def test_glop_runs_beside_highspy_in_one_process() -> None:
     assert out.stdout.strip().splitlines()[-1].split() == ["optimal", "0.0", "-1.0"]
 
 
+@pytest.mark.slow
 def test_sweep_with_highs_and_glop(tmp_path: Path) -> None:
     pytest.importorskip("highspy")
     pytest.importorskip("ortools")

@@ -34,6 +34,7 @@ def masters(draw):
     return n, cols[perm], cost[perm], budget[perm], delta
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(masters())
 def test_mckp_matches_linprog_and_certifies_itself(master) -> None:

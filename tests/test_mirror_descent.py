@@ -98,6 +98,7 @@ def test_iteration_and_time_limits_still_feasible() -> None:
         assert result.stats["lower_bits"] >= lower - 1e-9
 
 
+@pytest.mark.slow
 def test_conformance() -> None:
     check_mechanism(MirrorDescent)
 

@@ -70,6 +70,7 @@ def test_a_corrupted_store_gives_a_clear_error(tmp_path, capsys, command) -> Non
     assert str(db) in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_six_processes_creating_one_store_all_succeed(tmp_path) -> None:
     db = tmp_path / "fresh.sqlite"
     code = ("import sys; from privbench.results.store import ResultStore\n"
@@ -183,6 +184,7 @@ def test_an_edited_data_file_is_warned_about_and_its_hash_recorded(real_data_dir
     assert edited in hashes.values() and len(hashes) == 2
 
 
+@pytest.mark.slow
 def test_two_concurrent_resumes_run_each_missing_run_once(tmp_path) -> None:
     spec = tmp_path / "s.toml"
     spec.write_text('mechanisms = ["sppm:iterations=40", "expmec"]\ndatasets = ["synthetic:m=5"]\n'
@@ -210,6 +212,7 @@ def test_claims_of_a_dead_process_are_taken_over(tmp_path) -> None:
         assert store.claim(["k1", "k2"], owner="other") == []  # I am alive: mine stay mine
 
 
+@pytest.mark.slow
 def test_max_mem_fails_only_the_hungry_run(tmp_path, monkeypatch) -> None:
     (tmp_path / "hog_plugin.py").write_text(
         "import numpy as np, scipy.sparse as sp, privbench as pb\n"
@@ -234,6 +237,7 @@ def test_max_mem_fails_only_the_hungry_run(tmp_path, monkeypatch) -> None:
                  "--max-mem", "100"]) == 2  # the local executor cannot enforce it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", ["local", "process"])
 def test_plugin_exit_or_interrupt_fails_only_its_run(tmp_path, executor) -> None:
     env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "lifecycle_plugins"}

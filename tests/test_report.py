@@ -61,6 +61,7 @@ def test_report_writes_page_figures_and_their_data(store: Path, tmp_path: Path) 
     assert not list((out / "figures").glob("*.png"))  # static files only when asked
 
 
+@pytest.mark.slow
 def test_report_static_writes_png_and_pdf(store: Path, tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     out = tmp_path / "site"
@@ -121,6 +122,7 @@ def render_in_chromium(index: Path, tmp_path: Path) -> tuple[list[dict], str]:
     return json.loads(html.unescape(found.group(1))), console
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")
 def test_every_figure_renders_in_headless_chromium(store: Path, tmp_path: Path) -> None:
     out = tmp_path / "site"

@@ -146,6 +146,7 @@ def test_a_ctrl_c_stops_privbench_even_if_a_plugin_swallows_it(tmp_path: Path) -
     assert "stopping took over 2 s" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_interrupting_a_process_sweep_stops_promptly(tmp_path: Path) -> None:
     spec = _write_spec(tmp_path / "s.toml", ["faulty_hang"], [0.1, 0.2, 0.3, 0.4])
     db = tmp_path / "r.sqlite"

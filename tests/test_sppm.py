@@ -158,6 +158,7 @@ def test_bad_parameters_are_named(params: dict, match: str) -> None:
         pb.get_mechanism("sppm", **params).solve(problem, 0.1)
 
 
+@pytest.mark.slow
 def test_runner_record_has_gap_bits() -> None:
     from privbench.running.runner import RunSpec, execute_run
 

@@ -16,6 +16,7 @@ from privbench.cli import main
 TESTS = Path(__file__).resolve().parent
 
 
+@pytest.mark.slow
 def test_max_mem_900_runs_with_one_blas_thread_per_worker() -> None:
     """RLIMIT_AS and one OpenBLAS thread per core (~80 MB of address space each) left a
     900 MB worker without room; under --max-mem the worker's BLAS/OpenMP use one thread."""

@@ -191,6 +191,7 @@ def test_patches_of_submodules_plugins_and_classes_are_undone(hostile, target) -
     assert again["status"] == "ok" and again["mi_bits"] == pytest.approx(clean["mi_bits"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what", ["patch", "fork"])
 def test_a_process_worker_that_was_patched_or_forked_is_retired(tmp_path, what) -> None:
     """What the in-place restore cannot see (here a mark left in ``json``) never reaches
@@ -218,6 +219,7 @@ def test_a_process_worker_that_was_patched_or_forked_is_retired(tmp_path, what) 
         assert records["hostile_returns", "numpy:log2"]["status"] == "invalid"
 
 
+@pytest.mark.slow
 def test_a_forked_child_does_not_carry_on_the_sweep(tmp_path) -> None:
     import sqlite3
     import subprocess
@@ -276,6 +278,7 @@ def test_dask_timeout_repeats_and_a_caught_timeout_is_no_result(hostile) -> None
     assert record["status"] == "timeout" and "time limit of 1 s" in record["error"]
 
 
+@pytest.mark.slow
 def test_a_thread_left_running_does_not_hold_the_command(tmp_path) -> None:
     import subprocess
 
