@@ -99,6 +99,13 @@ def row_budget_costs(problem: PrivacyProblem, rows: np.ndarray | None = None) ->
     return out
 
 
+def constant_distortion(problem: PrivacyProblem) -> float:
+    """d_const: E[d] of the best constant mapping (what the ``constant`` mechanism releases),
+    the natural scale of a budget; the chosen row's sum recomputed exactly."""
+    best = int(np.argmin(row_budget_costs(problem)))
+    return float(row_budget_costs(problem, np.array([best]))[0])
+
+
 def constant_output(problem: PrivacyProblem, delta: float) -> int | None:
     """The output i whose constant mapping meets Δ (the cheapest), or None.
 

@@ -173,13 +173,12 @@ def _relative_deltas(data: dict[str, Any], p: Path) -> list[float]:
 
 
 def d_const(problem: Any) -> float:
-    """The least expected distortion of a constant mapping (DESIGN: the ``constant``
-    mechanism at Δ = inf): the scale of the relative budgets."""
-    from privbench.protocol.information import expected_distortion
+    """The least expected distortion of a constant mapping (what the ``constant`` mechanism
+    releases at Δ = inf): the scale of the relative budgets. Computed here, not by naming
+    the plugin: the host names no plugin."""
+    from privbench.protocol.feasibility import constant_distortion
 
-    # its Δ is unused (the runner refuses inf there): any value gives the same mapping
-    mapping = get_host().get("mechanism", "constant").create().solve(problem, delta=0.0)
-    return float(expected_distortion(problem, mapping.mapping))
+    return constant_distortion(problem)
 
 
 def budgets(spec: SweepSpec, dataset: str, params: dict[str, Any]) -> list[tuple[float, float | None]]:
