@@ -14,6 +14,13 @@ distortion (keep r(c) or r(c'), whichever is cheaper: two look-ups in C), and as
 among the pairs that bound proves to fit the budget left, are priced exactly and pushed
 on a heap; a cluster whose heap entries all went stale is priced
 again. With ``candidates >= n`` every pair is priced: the plain greedy of the paper.
+
+Two rules choose the pair (``rule``): ``ratio`` (privbench's, the default) the largest
+leakage decrease per unit of added distortion; ``paper`` (Makhdoumi et al.) the largest
+leakage decrease, as in the paper, among the merges that keep the constraints. Both keep
+E[d] <= Δ and, when ``min_entropy_nats`` > 0, the paper's utility constraint
+I(B; Y) = H(Y) >= R (Y the cluster, a function of B): a merge of clusters of mass p_i, p_j
+lowers H(Y) by (p_i + p_j) h(p_i / (p_i + p_j)).
 """
 
 from __future__ import annotations
@@ -49,6 +56,9 @@ class FunnelState:
     budget: float
     used: float
     candidates: int
+    rule: str = "ratio"
+    entropy: float = 0.0          # H(clusters), nats
+    min_entropy: float = 0.0      # the paper's R, nats (0: no utility constraint)
     version: np.ndarray = field(default=None)  # type: ignore[assignment]
     partners: list[set[int]] = field(default_factory=list)
     heap: list[tuple] = field(default_factory=list)
@@ -61,17 +71,38 @@ class FunnelState:
         self.partners = [set() for _ in range(n)]
 
 
+def entropy_loss(p_i: np.ndarray | float, p_j: np.ndarray | float) -> np.ndarray:
+    """How much H(clusters) (nats) drops when clusters of masses p_i and p_j merge."""
+    p_i, p_j = np.asarray(p_i, dtype=float), np.asarray(p_j, dtype=float)
+    total = p_i + p_j
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = (np.where(p_i > 0, p_i * np.log(total / p_i), 0.0)
+                 + np.where(p_j > 0, p_j * np.log(total / p_j), 0.0))
+    return np.where(total > 0, terms, 0.0)
+
+
+def _fits(s: FunnelState, added: np.ndarray | float, loss: np.ndarray | float) -> np.ndarray:
+    """Whether merges adding ``added`` distortion and losing ``loss`` nats of H(Y) keep
+    both constraints."""
+    return (s.used + np.asarray(added) <= s.budget) & (
+        (s.min_entropy <= 0) | (s.entropy - np.asarray(loss) >= s.min_entropy * (1 - 1e-12)))
+
+
 def initial_state(joint: np.ndarray, cost_rows: np.ndarray, p_b: np.ndarray, delta: float,
-                  candidates: int) -> FunnelState:
-    """Singleton clusters; ``cost_rows[j, i] = p(b_j) d(b̂_i, b_j)``."""
+                  candidates: int, rule: str = "ratio", min_entropy: float = 0.0) -> FunnelState:
+    """Singleton clusters; ``cost_rows[j, i] = p(b_j) d(b̂_i, b_j)``; ``rule`` and
+    ``min_entropy`` (nats) as in the module docstring."""
     Q = np.array(joint.T, dtype=float, order="C")  # a copy: never a view of the problem
     n = len(p_b)
     rep = np.where(p_b > 0, np.argmin(cost_rows, axis=1), np.arange(n))  # massless: itself
     cost = cost_rows[np.arange(n), rep]
+    positive = p_b[p_b > 0]
     return FunnelState(Q=Q, mass=p_b.copy(), C=cost_rows, rep=rep, cost=cost,
                        phi=neg_entropy(Q, np.maximum(p_b, 1e-300)), alive=p_b > 0,
                        label=np.arange(n), budget=delta, used=float(cost.sum()),
-                       candidates=candidates)
+                       candidates=candidates, rule=rule,
+                       entropy=float(-(positive * np.log(positive)).sum()),
+                       min_entropy=float(min_entropy))
 
 
 def price(s: FunnelState, c: int) -> None:
@@ -90,22 +121,24 @@ def price(s: FunnelState, c: int) -> None:
     bound = np.maximum(bound, 0.0)
     with np.errstate(divide="ignore"):
         ratio = np.where(bound > 0, gain / np.maximum(bound, 1e-300), np.inf)
+    loss = entropy_loss(s.mass[c], s.mass[others])
     if others.size > s.candidates:
-        # the best ratios, and the best among pairs sure to fit the budget left
-        order = np.lexsort((-gain, -ratio))
-        sure = order[s.used + bound[order] <= s.budget]
+        # the best ratios (rule=paper: gains), and the best among pairs sure to fit
+        order = np.lexsort((-gain, -ratio)) if s.rule == "ratio" else np.argsort(-gain, kind="stable")
+        sure = order[_fits(s, bound[order], loss[order])]
         order = np.unique(np.concatenate([order[: s.candidates], sure[: s.candidates]]))
-        others, gain = others[order], gain[order]
+        others, gain, loss = others[order], gain[order], loss[order]
     merged = s.C[c][None, :] + s.C[others]
     reps = np.argmin(merged, axis=1)
     added = merged[np.arange(others.size), reps] - s.cost[c] - s.cost[others]
     added = np.maximum(added, 0.0)
-    for o, g, d, r in zip(others.tolist(), gain.tolist(), added.tolist(), reps.tolist(), strict=True):
-        if s.used + d > s.budget:  # the very test run_funnel applies: no push-drop cycle
+    for o, g, d, r, h in zip(others.tolist(), gain.tolist(), added.tolist(), reps.tolist(),
+                             loss.tolist(), strict=True):
+        if not _fits(s, d, h):  # the very test run_funnel applies: no push-drop cycle
             continue
-        score = g / d if d > 0 else np.inf
+        score = (g / d if d > 0 else np.inf) if s.rule == "ratio" else g
         a, b = (c, o) if c < o else (o, c)
-        heapq.heappush(s.heap, (-score, -g, a, b, int(s.version[a]), int(s.version[b]), d, g, r))
+        heapq.heappush(s.heap, (-score, -g, a, b, int(s.version[a]), int(s.version[b]), d, g, r, h))
         s.partners[a].add(b)
         s.partners[b].add(a)
 
@@ -119,7 +152,8 @@ def _drop_pair(s: FunnelState, a: int, b: int) -> None:
             price(s, c)
 
 
-def _merge(s: FunnelState, a: int, b: int, added: float, gain: float, rep: int) -> None:
+def _merge(s: FunnelState, a: int, b: int, added: float, gain: float, rep: int,
+           loss: float) -> None:
     """Fold cluster b into a (a keeps its slot with a new version)."""
     s.Q[a] += s.Q[b]
     s.mass[a] += s.mass[b]
@@ -131,6 +165,7 @@ def _merge(s: FunnelState, a: int, b: int, added: float, gain: float, rep: int) 
     s.label[s.label == b] = a
     s.version[a] += 1
     s.used += added
+    s.entropy -= loss
     s.gain_nats += gain
     s.merges += 1
     orphans = (s.partners[a] | s.partners[b]) - {a, b}
@@ -145,15 +180,15 @@ def _merge(s: FunnelState, a: int, b: int, added: float, gain: float, rep: int) 
 
 
 def run_funnel(s: FunnelState) -> FunnelState:
-    """Merge the best-ratio pair that fits the budget left until none does."""
+    """Merge the best pair (by ``s.rule``) that fits the constraints until none does."""
     for c in np.flatnonzero(s.alive).tolist():
         price(s, c)
     while s.heap:
-        _, _, a, b, va, vb, added, gain, rep = heapq.heappop(s.heap)
+        _, _, a, b, va, vb, added, gain, rep, loss = heapq.heappop(s.heap)
         if not (s.alive[a] and s.alive[b]) or s.version[a] != va or s.version[b] != vb:
             continue  # stale: one side has merged since
-        if s.used + added > s.budget:
+        if not _fits(s, added, loss):
             _drop_pair(s, a, b)
             continue
-        _merge(s, a, b, added, gain, rep)
+        _merge(s, a, b, added, gain, rep, loss)
     return s

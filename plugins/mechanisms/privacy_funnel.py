@@ -10,6 +10,13 @@ merge that adds none comes first). The result is a deterministic mapping (one ou
 column). Two clusters may end up with the same representative; the release then merges
 them too, so I(A; B̂) <= I(A; clusters) (``cluster_mi_bits`` in the stats).
 
+The choice of pair is ``rule``: ``ratio`` (the default, privbench's distortion-budget
+adaptation) merges the pair with the largest leakage decrease per unit of added
+distortion; ``paper`` merges the pair with the largest leakage decrease, the paper's
+rule, among the merges that fit. The paper constrains utility as I(B; Y) >= R (Y the
+cluster); ``min_utility_bits=R`` adds that constraint (to either rule) beside E[d] <= Δ,
+which both always keep.
+
 Memory: an n x n table of per-cluster costs (n = 2,000: 32 MB); alphabets above
 ``max_n`` are skipped. ``candidates`` pairs per cluster are priced exactly (see
 ``_funnel``); ``candidates >= n`` is the exhaustive greedy.
@@ -24,9 +31,11 @@ import scipy.sparse as sp
 
 import privbench as pb
 from privbench.plugins.mechanisms._funnel import initial_state, run_funnel
-from privbench.protocol.checks import positive_int
+from privbench.protocol.checks import finite_float, positive_int
 
 LN2 = math.log(2.0)
+#: how the next pair is chosen (see the module docstring)
+RULES = ("ratio", "paper")
 
 
 def cost_rows(problem: pb.PrivacyProblem, step: int = 512) -> np.ndarray:
@@ -41,18 +50,35 @@ def cost_rows(problem: pb.PrivacyProblem, step: int = 512) -> np.ndarray:
 
 
 class PrivacyFunnel(pb.SizeLimited, pb.MappingMechanism):
-    """Greedy privacy funnel (Makhdoumi et al., ITW 2014): a deterministic merge of symbols."""
+    """Greedy privacy funnel (Makhdoumi et al., ITW 2014): a deterministic merge of symbols.
+
+    Parameters
+    ----------
+    candidates : pairs per cluster priced exactly (``>= n``: every pair).
+    max_n : alphabets above this are skipped (the cost table is n x n).
+    rule : ``ratio`` (largest leakage decrease per unit of added distortion) or ``paper``
+        (largest leakage decrease, Makhdoumi et al.'s rule).
+    min_utility_bits : the paper's utility constraint I(B; Y) >= R, in bits (0: none).
+    """
 
     name = "privacy_funnel"
     description = "greedy agglomerative merging of public symbols (privacy funnel, ITW 2014)"
     test_parameters = {"candidates": [2, 64]}
 
-    def __init__(self, candidates: int = 32, max_n: int = 4096) -> None:
+    def __init__(self, candidates: int = 32, max_n: int = 4096, rule: str = "ratio",
+                 min_utility_bits: float = 0.0) -> None:
         self.candidates = candidates
         self.max_n = max_n
+        self.rule = rule
+        self.min_utility_bits = min_utility_bits
 
     def check_params(self) -> None:
         positive_int("privacy_funnel: candidates", self.candidates)
+        if self.rule not in RULES:
+            raise pb.ValidationError(f"privacy_funnel: rule must be one of {', '.join(RULES)} "
+                                     f"(paper: largest leakage decrease; ratio: per unit of "
+                                     f"distortion); got {self.rule!r}")
+        finite_float("privacy_funnel: min_utility_bits", self.min_utility_bits, low=0.0)
         super().check_params()  # max_n
 
     def size_reason(self, n: int) -> str:
@@ -60,7 +86,9 @@ class PrivacyFunnel(pb.SizeLimited, pb.MappingMechanism):
         return "privacy_funnel keeps an n x n cost table"
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
-        state = initial_state(problem.joint, cost_rows(problem), problem.p_b, delta, self.candidates)
+        state = initial_state(problem.joint, cost_rows(problem), problem.p_b, delta,
+                              self.candidates, rule=self.rule,
+                              min_entropy=float(self.min_utility_bits) * LN2)
         if state.used > delta * (1 + 1e-12):
             raise pb.ValidationError(
                 f"privacy_funnel: no mapping meets Δ = {delta:g}; the least distortion any "
@@ -72,7 +100,7 @@ class PrivacyFunnel(pb.SizeLimited, pb.MappingMechanism):
         return self.result(
             X, clusters=clusters, merges=state.merges, outputs=int(np.unique(state.rep[state.label]).size),
             cluster_mi_bits=max(problem.prior_mi_bits - state.gain_nats / LN2, 0.0),
-            funnel_distortion=state.used)
+            funnel_distortion=state.used, utility_bits=state.entropy / LN2)
 
 
 @pb.hookimpl
