@@ -64,7 +64,8 @@ def _section(text: str, title: str) -> str:
     match = re.search(rf"^### {title}\s*$(.*?)(?=^### |\Z)", text, flags=re.M | re.S)
     if not match:
         return ""
-    return re.sub(r"\s+", " ", match.group(1).replace("_", "")).strip()
+    text = match.group(1).replace("_", "").replace("**", "").replace("\\", "")
+    return re.sub(r"\s+", " ", text).strip()
 
 
 class RDatasets(TableAdapter):

@@ -1,6 +1,15 @@
 """Which mechanism is best under which privacy notion (docs/privacy-notions.md).
 
     python tools/notions_table.py notions.sqlite
+    python tools/notions_table.py suite.sqlite --suite
+
+With ``--suite`` (the store of ``privbench sweep specs/suite.toml``) it prints, per
+problem (with |A| and n), the winners under every notion that is not identical to another
+on that problem (for binary A, total variation is maximal leakage and guessing entropy is
+min-entropy leakage: see the doc), at each relative budget; a count of wins per notion;
+and Kendall's τ_b between every two notions' rankings of the mechanisms, averaged over
+the (problem, budget) cells, separately for binary and many-valued A. Randomized
+mechanisms enter with the mean over their seeds; runs over their budget are left out.
 
 Reads the store written by ``privbench sweep specs/notions.toml`` (and
 ``specs/notions-toy.toml``) and prints, per problem, a Markdown table: one row per notion,
@@ -13,6 +22,7 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import pandas as pd
 
 import privbench as pb
@@ -67,5 +77,106 @@ def main(path: str) -> None:
             print(f"\nleft out, over budget: {listed}")
 
 
+#: notions that are one number in disguise when A is binary (theorems; tested in
+#: tests/test_notions_binary_identities.py): the second of each pair is left out there
+BINARY_SAME = {"total_variation": "maximal_leakage", "guessing_entropy": "min_entropy_leakage"}
+
+
+def suite_frame(path: str) -> pd.DataFrame:
+    """One row per (problem, budget, mechanism): the notions (mean over seeds), |A|, n."""
+    df = load(path)
+    df["problem"] = df.metrics.map(lambda m: m.get("dataset_name"))
+    df["fraction"] = df.metrics.map(lambda m: m.get("relative_delta"))
+    df = df[df.within & df.fraction.notna()]
+    df["mi_bits"] = df["mi_bits"].astype(float)
+    keys = ["problem", "fraction", "mechanism"]
+    out = df.groupby(keys, sort=False)[list(NOTIONS)].mean().reset_index()
+    out = out.merge(df.groupby("problem")["n"].first().rename("n"), on="problem")
+    return out
+
+
+def n_private(path: str) -> dict[str, int]:
+    """|A| of every problem (each data set loaded once)."""
+    with open_existing(path) as store:
+        df = store.frame(latest=True)
+    out: dict[str, int] = {}
+    from privbench.running.problems import load_problem
+    for (name, _params), rows in df.groupby(
+            [df.dataset, df.dataset_params.map(lambda d: repr(sorted((d or {}).items())))]):
+        label = rows.metrics.iloc[0].get("dataset_name")
+        if label not in out:
+            out[label] = load_problem(name, dict(rows.dataset_params.iloc[0] or {})).n_private
+    return out
+
+
+def ranking(values: pd.Series, direction: str) -> pd.Series:
+    """Values with inf kept orderable (a finite stand-in above every finite one), rounded
+    to 1e-9 so that rounding noise (a leakage of -1e-17 clipped to 0) is no rank."""
+    v = values.astype(float).replace([float("inf")], 1e300).round(9)
+    return v if direction == "lower" else -v
+
+
+def suite(path: str) -> None:
+    from itertools import combinations
+
+    from scipy.stats import kendalltau
+
+    outputs = pb.get_host().outputs()
+    df = suite_frame(path)
+    sizes = n_private(path)
+    wins: dict[str, dict[str, int]] = {name: {} for name in NOTIONS}
+    taus: dict[tuple[str, str, bool], list[float]] = {}
+    for problem, runs in df.groupby("problem", sort=False):
+        k = sizes[problem]
+        names = [x for x in NOTIONS if not (k == 2 and x in BINARY_SAME)]
+        fractions = sorted(runs.fraction.unique())
+        print(f"\n**{problem}** (|A| = {k}, n = {int(runs.n.iloc[0])})\n")
+        print("| notion | " + " | ".join(f"Δ = {f:g} d_const" for f in fractions) + " |")
+        print("|---|" + "---|" * len(fractions))
+        for name in names:
+            out = outputs[name]
+            cells = []
+            for f in fractions:
+                cell = winners(runs[runs.fraction == f], name, out.direction)
+                cells.append(cell)
+                for mech in cell.split(" (")[0].split(", "):
+                    if mech != "-":
+                        wins[name][mech] = wins[name].get(mech, 0) + 1
+            print(f"| {name} | " + " | ".join(cells) + " |")
+        for f in fractions:
+            cell = runs[runs.fraction == f].set_index("mechanism")
+            for x, y in combinations(NOTIONS, 2):
+                pair = cell[[x, y]].dropna()
+                if len(pair) < 3:
+                    continue
+                tau = kendalltau(ranking(pair[x], outputs[x].direction),
+                                 ranking(pair[y], outputs[y].direction)).statistic
+                if tau == tau:  # NaN when one ranking is constant
+                    taus.setdefault((x, y, k == 2), []).append(float(tau))
+    print("\nwins (problem x budget cells won, ties counted for each):\n")
+    for name in NOTIONS:
+        ranked = sorted(wins[name].items(), key=lambda kv: -kv[1])
+        print(f"- {name}: " + ", ".join(f"{m} {c}" for m, c in ranked))
+    print("\nKendall tau_b between notions (mean over cells; binary A | many-valued A):\n")
+    print("| | " + " | ".join(NOTIONS) + " |")
+    print("|---|" + "---|" * len(NOTIONS))
+    for x in NOTIONS:
+        row = []
+        for y in NOTIONS:
+            key = (x, y) if NOTIONS.index(x) < NOTIONS.index(y) else (y, x)
+            if x == y:
+                row.append("1")
+                continue
+            b = taus.get((*key, True), [])
+            m = taus.get((*key, False), [])
+            row.append(f"{np.mean(b):.2f} \\| {np.mean(m):.2f}" if b and m else "-")
+        print(f"| {x} | " + " | ".join(row) + " |")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "notions.sqlite")
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    path = args[0] if args else "notions.sqlite"
+    if "--suite" in sys.argv:
+        suite(path)
+    else:
+        main(path)
