@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from privbench.cli.common import add_store_args
+from privbench.protocol.errors import ValidationError
 from privbench.running.plan import DEFAULT_MAX_RUNS, load_sweep_file, plan_runs
 from privbench.running.records import declared_units, record_json
 from privbench.running.sweep import iter_sweep
@@ -32,6 +33,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-stale", action="store_true",
                    help="with --resume, also reuse rows made by other code (other plugin "
                         "or privbench source)")
+    p.add_argument("--steal-claims", action="store_true",
+                   help="with --resume, take over the runs other sweeps claimed (when you know "
+                        "those sweeps are gone; a claim otherwise lapses 5 minutes after its "
+                        "last renewal)")
     p.add_argument("--timeout", type=float, default=None, help="seconds per run (overrides spec)")
     p.add_argument("--no-metric", action="append", default=[], metavar="NAME",
                    help="do not compute this default metric (repeatable; adds to the spec's "
@@ -54,6 +59,9 @@ def summary_line(name: str, records: list[dict[str, Any]], db: Path | None) -> s
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.steal_claims and not args.resume:
+        raise ValidationError("--steal-claims needs --resume (it takes over claims of runs "
+                              "a resumed sweep would otherwise leave to another sweep)")
     if args.dry_run:  # listing runs needs no data (but relative budgets need d_const)
         spec = load_sweep_file(args.spec)
         spec.max_runs = args.max_runs
@@ -66,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
         args.spec, db=None if args.no_store else args.db, executor=args.executor,
         workers=args.workers, scheduler=args.scheduler, max_mem_mb=args.max_mem,
         timeout=args.timeout, resume=args.resume, keep_stale=args.keep_stale,
-        skip_metrics=args.no_metric, max_runs=args.max_runs, progress=True)
+        skip_metrics=args.no_metric, max_runs=args.max_runs, progress=True,
+        steal_claims=args.steal_claims)
     for record in records:
         done.append({"status": record["status"]})
         if args.json:

@@ -35,6 +35,13 @@ LEGACY_TABLES = ("runs", "claims", "optimum_certificates")
 #: that holds it renews it every :data:`HEARTBEAT_S`
 CLAIM_LEASE_S = 300.0
 HEARTBEAT_S = 30.0
+#: how far in the future a claim's date may be (clocks of two hosts differ): a claim dated
+#: later is invalid, not a lease that never runs out
+CLAIM_CLOCK_SKEW_S = 60.0
+#: the store's schema version (SQLite ``PRAGMA user_version``). 0: a store written before
+#: privbench recorded one (migrated by the first command that writes to it); 1: the runs
+#: table with every column of :data:`_COLUMNS`, its index and the claims table
+SCHEMA_VERSION = 1
 
 #: the record's fields (declared once, in protocol.record) plus the store's own
 _COLUMNS: tuple[tuple[str, str], ...] = (
@@ -80,16 +87,51 @@ class ResultStore:
                                      "or foreign file? choose another --db)") from None
 
     def _open(self, create: bool) -> None:
-        self.conn = sqlite3.connect(self.path, timeout=30.0)
+        # reading commands open the file read-only: a store in a read-only folder, or a
+        # read-only file, is readable (results, report, compare, regress)
+        self.conn = sqlite3.connect(self.path, timeout=30.0) if create else _read_only(self.path)
         try:
             self._check_owner(create)
+            version = self._check_version()
             if create:
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self.conn.execute("PRAGMA synchronous=NORMAL")
-            self._create()
+                self._upgrade(version)
         except BaseException:
             self.conn.close()
             raise
+
+    def _check_version(self) -> int:
+        """The store's schema version; a newer one than this privbench knows is refused."""
+        version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise PrivbenchError(
+                f"{self.path} was written by a newer privbench (store schema version {version}); "
+                f"this privbench reads and writes schema version {SCHEMA_VERSION} and older: "
+                "upgrade privbench, or choose another --db")
+        return version
+
+    def _upgrade(self, version: int) -> None:
+        """Create a new store, or migrate an older one to :data:`SCHEMA_VERSION` in one
+        transaction; the old file is copied beside it (``FILE.v0.bak``) until the
+        migration commits, so a failure leaves it as it was, and the copy is named."""
+        if version == SCHEMA_VERSION:
+            return
+        has_runs = self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                     "name = 'runs'").fetchone() is not None
+        backup = self.path.with_name(f"{self.path.name}.v{version}.bak") if has_runs else None
+        if backup is not None:
+            with sqlite3.connect(backup) as copy:
+                self.conn.backup(copy)
+            copy.close()
+        try:
+            self._create(migrate_from=version)
+        except sqlite3.Error as exc:
+            raise StoreWriteError(f"cannot migrate {self.path} from store schema version "
+                                  f"{version} to {SCHEMA_VERSION}: {exc}; the store is unchanged"
+                                  f"{f' (a copy: {backup})' if backup else ''}") from None
+        if backup is not None:
+            backup.unlink(missing_ok=True)
 
     def check_writable(self) -> None:
         """Fail before any run is computed when the database cannot take a record."""
@@ -129,9 +171,12 @@ class ResultStore:
         if app_id == 0 and create:
             self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
-    def _create(self) -> None:
+    def _create(self, migrate_from: int = 0) -> None:
         cols = ",\n  ".join(f"{name} {decl}" for name, decl in _COLUMNS)
         with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            if int(self.conn.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION:
+                return  # another process created or migrated it meanwhile
             self.conn.execute(f"CREATE TABLE IF NOT EXISTS runs (\n  id INTEGER PRIMARY KEY,\n  {cols}\n)")
             existing = {row[1] for row in self.conn.execute("PRAGMA table_info(runs)")}
             for name, decl in _COLUMNS:  # forward-compatible: add columns newer versions use
@@ -140,6 +185,7 @@ class ResultStore:
             self.conn.execute("CREATE INDEX IF NOT EXISTS runs_key ON runs(run_key, status)")
             self.conn.execute("CREATE TABLE IF NOT EXISTS claims (run_key TEXT PRIMARY KEY, "
                               "owner TEXT NOT NULL, host TEXT, pid INTEGER, claimed_at TEXT)")
+            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def __enter__(self) -> ResultStore:
         return self
@@ -170,7 +216,8 @@ class ResultStore:
         return int(cur.lastrowid or 0)
 
     def claim(self, keys: Iterable[str], owner: str,
-              fingerprints: dict[str, str | None] | None = None) -> list[str]:
+              fingerprints: dict[str, str | None] | None = None, *,
+              steal: bool = False) -> list[str]:
         """Claim the runs of ``keys`` that are neither done nor claimed by a live process,
         in one transaction, so that concurrent ``--resume`` sweeps split the work instead
         of both running it.
@@ -179,17 +226,21 @@ class ResultStore:
         counts as done only when a final row carries the same fingerprint: a row made by
         other code is stale and is claimed again. A claim is taken over when its process is
         dead (same host) or its lease ran out (no heartbeat for :data:`CLAIM_LEASE_S`, any
-        host: a killed sweep in a container whose hostname changed).
+        host: a killed sweep in a container whose hostname changed), its date is in the
+        future (an invalid lease), or its holder is implausible (same host: a process that
+        is not a Python interpreter, or that started after the claim was taken). ``steal``
+        takes over every claim on ``keys`` (``--resume --steal-claims``).
         """
         host, pid = socket.gethostname(), os.getpid()
         keys = list(keys)
+        wanted = set(keys)
         try:
             self.conn.execute("BEGIN IMMEDIATE")
             done = self.fresh_keys(fingerprints) if fingerprints is not None else self.done_keys()
             now = datetime.now(UTC)
             for key, c_host, c_pid, at in self.conn.execute(
                     "SELECT run_key, host, pid, claimed_at FROM claims").fetchall():
-                if (c_host == host and not _alive(c_pid)) or _expired(at, now):
+                if (steal and key in wanted) or not _honoured(c_host, c_pid, at, host, now):
                     self.conn.execute("DELETE FROM claims WHERE run_key = ?", (key,))
             stamp = now.isoformat(timespec="seconds")
             self.conn.executemany(
@@ -333,15 +384,65 @@ def _decode_json(df: pd.DataFrame, path: Path) -> pd.DataFrame:
     return df
 
 
+def _read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection: ``mode=ro``, or, where SQLite cannot even create its shared
+    memory file (a WAL store in a read-only folder), ``immutable=1`` (nobody can write
+    there either; a write-ahead log left by a killed writer is then not read)."""
+    uri = path.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0)
+    try:
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30.0)
+
+
 def _expired(claimed_at: str | None, now: datetime) -> bool:
-    """Whether a claim's lease ran out (an unreadable time counts as expired)."""
+    """Whether a claim's lease ran out or was never valid: unreadable, or dated more
+    than :data:`CLAIM_CLOCK_SKEW_S` in the future (year 9999 is no lease)."""
     try:
         at = datetime.fromisoformat(str(claimed_at))
-    except ValueError:
+    except (ValueError, TypeError):
         return True
     if at.tzinfo is None:
         at = at.replace(tzinfo=UTC)
-    return (now - at).total_seconds() > CLAIM_LEASE_S
+    age = (now - at).total_seconds()
+    return age > CLAIM_LEASE_S or age < -CLAIM_CLOCK_SKEW_S
+
+
+def _honoured(c_host: str | None, c_pid: int | None, at: str | None, host: str,
+              now: datetime) -> bool:
+    """A claim holds while its lease is fresh and, on this host, its holder plausible."""
+    if _expired(at, now):
+        return False
+    return c_host != host or _plausible(c_pid, at)
+
+
+def _plausible(pid: int | None, claimed_at: str | None) -> bool:
+    """Whether process ``pid`` (this host) could be the sweep that took a claim at
+    ``claimed_at``: alive, a Python interpreter, started before the claim (Linux: from
+    /proc; elsewhere alive is enough)."""
+    if not _alive(pid):
+        return False
+    proc = Path(f"/proc/{int(pid)}")  # type: ignore[arg-type]
+    try:
+        cmd = (proc / "cmdline").read_bytes().split(b"\0")[0]
+        stat_fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime"))
+    except (OSError, IndexError, StopIteration, ValueError):
+        return True
+    if b"python" not in Path(cmd.decode("utf-8", "replace")).name.encode() and b"privbench" not in cmd:
+        return False
+    started = boot + int(stat_fields[19]) / os.sysconf("SC_CLK_TCK")
+    try:
+        at = datetime.fromisoformat(str(claimed_at))
+    except (ValueError, TypeError):
+        return False
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    return started <= at.timestamp() + 2.0  # the claim is stamped in whole seconds
 
 
 def _alive(pid: int | None) -> bool:

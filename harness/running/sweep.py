@@ -78,13 +78,16 @@ def execute_runs(runs: Sequence[RunSpec], *, db: str | Path | None = DEFAULT_DB,
                  executor: str = "local", workers: int | None = None,
                  scheduler: str | None = None, max_mem_mb: float | None = None,
                  timeout: float | None = None, resume: bool = False, keep_stale: bool = False,
-                 sweep_id: str | None = None, progress: bool = False) -> Iterator[dict[str, Any]]:
+                 sweep_id: str | None = None, progress: bool = False,
+                 steal_claims: bool = False) -> Iterator[dict[str, Any]]:
     """Run planned ``runs`` on an executor, storing each record in ``db`` (None: no store)
     as soon as it arrives, and yield it.
 
     :param resume: skip runs stored by the same code from the same data files, and claim
         the rest so that concurrent sweeps on one store share the work.
     :param keep_stale: with ``resume``, also reuse rows made by other code.
+    :param steal_claims: with ``resume``, take over every claim on these runs (claims a
+        sweep that is gone left with a fresh lease and a plausible holder).
     """
     store = None if db is None else ResultStore(db)
     if store is not None:
@@ -96,7 +99,7 @@ def execute_runs(runs: Sequence[RunSpec], *, db: str | Path | None = DEFAULT_DB,
         todo = list(runs)
         heartbeat: Any = contextlib.nullcontext()
         if resume and store is not None:
-            todo = _resume(store, todo, claim_owner, keep_stale=keep_stale)
+            todo = _resume(store, todo, claim_owner, keep_stale=keep_stale, steal=steal_claims)
             heartbeat = ClaimHeartbeat(store.path, claim_owner)
         # plugins may keep a table of their own in the sweep's store (the optimum cache)
         where = str(Path(db).resolve()) if store is not None else None
@@ -131,7 +134,7 @@ def iter_sweep(spec: SweepSpec | str | Path | dict[str, Any], *,
                max_mem_mb: float | None = None, timeout: float | None = None,
                resume: bool = False, keep_stale: bool = False,
                skip_metrics: Iterable[str] = (), max_runs: int = DEFAULT_MAX_RUNS,
-               progress: bool = False) -> Iterator[dict[str, Any]]:
+               progress: bool = False, steal_claims: bool = False) -> Iterator[dict[str, Any]]:
     """:func:`sweep`, yielding each record as it is stored. The whole grid is planned
     and checked first: an invalid request raises before anything runs or is stored."""
     spec = _as_spec(spec)
@@ -146,7 +149,8 @@ def iter_sweep(spec: SweepSpec | str | Path | dict[str, Any], *,
         runs, db=db, executor=executor or spec.executor or "local",
         workers=workers or spec.workers, scheduler=scheduler, max_mem_mb=max_mem_mb,
         timeout=timeout if timeout is not None else (spec.timeout or DEFAULT_SWEEP_TIMEOUT),
-        resume=resume, keep_stale=keep_stale, sweep_id=spec.name, progress=progress)
+        resume=resume, keep_stale=keep_stale, sweep_id=spec.name, progress=progress,
+        steal_claims=steal_claims)
 
 
 def sweep(spec: SweepSpec | str | Path | dict[str, Any], **options: Any) -> list[dict[str, Any]]:
@@ -161,8 +165,8 @@ def sweep(spec: SweepSpec | str | Path | dict[str, Any], **options: Any) -> list
     return list(iter_sweep(spec, **options))
 
 
-def _resume(store: ResultStore, runs: list[RunSpec], owner: str, *, keep_stale: bool
-            ) -> list[RunSpec]:
+def _resume(store: ResultStore, runs: list[RunSpec], owner: str, *, keep_stale: bool,
+            steal: bool = False) -> list[RunSpec]:
     """The runs of ``runs`` still to do: not stored by the same code (any stored row with
     ``keep_stale``) and not claimed by another live sweep; says what it skips and why."""
     fingerprints = {r.key: run_fingerprint(r)["hash"] for r in runs}
@@ -171,7 +175,7 @@ def _resume(store: ResultStore, runs: list[RunSpec], owner: str, *, keep_stale: 
     stored = store.done_keys() & set(fingerprints)
     fresh = stored if keep_stale else store.fresh_keys(fingerprints)
     mine = set(store.claim([r.key for r in runs], owner=owner,
-                           fingerprints=None if keep_stale else fingerprints))
+                           fingerprints=None if keep_stale else fingerprints, steal=steal))
     todo = [r for r in runs if r.key in mine]
     stale = len(stored - fresh)
     claimed = len(runs) - len(todo) - len(fresh)
@@ -181,7 +185,8 @@ def _resume(store: ResultStore, runs: list[RunSpec], owner: str, *, keep_stale: 
                      "--keep-stale keeps them)")
     if claimed > 0:
         parts.append(f"{claimed} claimed by another sweep")
-    print(f"resume: {', '.join(parts)}, {len(todo)} to run of {len(runs)} in {store.path}",
+    hint = " (--steal-claims takes over the claims of a sweep that is gone)" if claimed > 0 else ""
+    print(f"resume: {', '.join(parts)}, {len(todo)} to run of {len(runs)} in {store.path}{hint}",
           file=sys.stderr)
     return todo
 
