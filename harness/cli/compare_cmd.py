@@ -44,6 +44,7 @@ from privbench.results.views import (
     resolve_output,
 )
 from privbench.running.fingerprint import current_hash
+from privbench.running.records import metric_failure_lines
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -179,6 +180,12 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"[dim]{instance}: no ok run has {out.name}[/]", highlight=False)
             continue
         _compare_instance(console, args, str(instance), g, notion)
+    shown = df if not args.dataset or df.empty else \
+        df[df["instance"].str.contains(args.dataset, regex=False)]
+    from rich.markup import escape
+
+    for line in metric_failure_lines(shown["metrics"] if "metrics" in shown else []):
+        console.print("[yellow]" + escape(line) + "[/]", highlight=False)
     return 0
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from privbench.cli.common import add_store_args, execute, print_table
 from privbench.protocol.errors import ValidationError
 from privbench.running.plan import SweepSpec, check_timeout, plan_runs
-from privbench.running.records import declared_units, record_json
+from privbench.running.records import declared_units, metric_failure_lines, record_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -94,5 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         print_table(records)
         print_metric_seconds(records)
+    for line in metric_failure_lines(r.get("metrics") for r in records):
+        print(line, file=sys.stderr)  # a failed metric is said, even with --json
     failed = [r for r in records if r["status"] in ("error", "timeout", "invalid")]
     return 1 if (args.strict and failed) else 0

@@ -10,7 +10,7 @@ from typing import Any
 from privbench.cli.common import add_store_args
 from privbench.protocol.errors import ValidationError
 from privbench.running.plan import DEFAULT_MAX_RUNS, load_sweep_file, plan_runs
-from privbench.running.records import declared_units, record_json
+from privbench.running.records import declared_units, metric_failure_lines, record_json
 from privbench.running.sweep import iter_sweep
 
 
@@ -77,9 +77,11 @@ def run(args: argparse.Namespace) -> int:
         skip_metrics=args.no_metric, max_runs=args.max_runs, progress=True,
         steal_claims=args.steal_claims)
     for record in records:
-        done.append({"status": record["status"]})
+        done.append({"status": record["status"], "metrics": record.get("metrics")})
         if args.json:
             print(record_json(record, units), flush=True)
     db = None if args.no_store else args.db
     print(summary_line(load_sweep_file(args.spec).name, done, db), file=sys.stderr)
+    for line in metric_failure_lines(r["metrics"] for r in done):
+        print(line, file=sys.stderr)
     return 0

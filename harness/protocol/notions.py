@@ -65,17 +65,30 @@ def _support(Q: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     :raises ValidationError: when Q is not a non-negative 2-D array with positive mass.
     """
+    Q = _scaled(Q)
+    if Q is None:
+        raise ValidationError("joint has zero total mass; expected a pmf or non-negative counts")
+    Q = Q[Q.sum(axis=1) > 0][:, Q.sum(axis=0) > 0]
+    return Q, Q.sum(axis=1), Q.sum(axis=0)
+
+
+def _scaled(Q: Any) -> np.ndarray | None:
+    """Q checked (2-D, finite, non-negative) and normalised to a pmf, or None when it has
+    no mass. It is divided by its largest entry before it is summed, so counts near 1e308
+    do not overflow the sum (which made every entry 0: a total variation of 0.0).
+
+    :raises ValidationError: for another shape, a NaN, an infinite or a negative entry.
+    """
     Q = np.asarray(Q, dtype=float)
     if Q.ndim != 2:
         raise ValidationError(f"joint must be a 2-D (|A|, n) array; got shape {Q.shape}")
     if not np.all(np.isfinite(Q)) or (Q < 0).any():
         raise ValidationError("joint must hold finite non-negative probabilities or counts")
-    total = Q.sum()
-    if total <= 0:
-        raise ValidationError("joint has zero total mass; expected a pmf or non-negative counts")
-    Q = Q / total
-    Q = Q[Q.sum(axis=1) > 0][:, Q.sum(axis=0) > 0]
-    return Q, Q.sum(axis=1), Q.sum(axis=0)
+    top = float(Q.max()) if Q.size else 0.0
+    if top <= 0:
+        return None
+    Q = Q / top
+    return Q / Q.sum()
 
 
 def _channel(Q: np.ndarray, p_a: np.ndarray) -> np.ndarray:
@@ -98,12 +111,14 @@ def min_entropy_leakage_of_joint(Q: Any) -> float:
 
 
 def mutual_information_of_joint(joint: Any) -> float:
-    """I(A; Y) in bits for a joint pmf (or counts) of shape (|A|, |Y|); exact, never negative."""
-    P = np.asarray(joint, dtype=float)
-    total = P.sum()
-    if total <= 0:
+    """I(A; Y) in bits for a joint pmf (or counts) of shape (|A|, |Y|); exact, never negative.
+
+    A joint without mass gives 0; a NaN, infinite or negative entry is refused like by
+    every other notion (:class:`ValidationError`).
+    """
+    P = _scaled(joint)
+    if P is None:
         return 0.0
-    P = P / total
     pa = P.sum(axis=1, keepdims=True)
     py = P.sum(axis=0, keepdims=True)
     mask = P > 0

@@ -89,7 +89,15 @@ def load_sweep_file(path: str | Path) -> SweepSpec:
         raise ValidationError(f"{p}: not valid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ValidationError(f"{p}: cannot read: {exc}") from None
-    return sweep_spec_from(data, p)
+    except RecursionError:  # arrays or tables nested thousands deep
+        raise ValidationError(f"{p}: not a sweep file: nested too deeply to parse") from None
+    except (ValueError, TypeError, MemoryError) as exc:  # whatever else the parser meets
+        raise ValidationError(f"{p}: cannot be parsed as TOML: {type(exc).__name__}: "
+                              f"{str(exc)[:200]}") from None
+    try:
+        return sweep_spec_from(data, p)
+    except RecursionError:
+        raise ValidationError(f"{p}: a value is nested too deeply") from None
 
 
 def sweep_spec_from(data: dict[str, Any], p: Path = Path("sweep")) -> SweepSpec:

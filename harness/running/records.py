@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -108,3 +109,19 @@ def fill_stats(record: dict[str, Any], stats: dict[str, Any]) -> None:
             record["metrics"][f"mechanism_{key}"] = value
         else:
             record["metrics"][key] = value
+
+
+def metric_failure_lines(metrics: Iterable[dict[str, Any] | None]) -> list[str]:
+    """One line per metric that failed on some runs: ``metric X failed on N runs: reason``
+    (the first run's reason), from each run's ``metrics`` (``<name>_error`` beside the
+    names in ``metric_seconds``), for the terminal of ``run``, ``sweep`` and ``compare``."""
+    failed: dict[str, list[str]] = {}
+    for values in metrics:
+        if not isinstance(values, dict):
+            continue
+        for name in values.get("metric_seconds") or {}:
+            reason = values.get(f"{name}_error")
+            if reason is not None:
+                failed.setdefault(str(name), []).append(str(reason))
+    return [f"metric {name} failed on {len(reasons)} run{'s' if len(reasons) != 1 else ''}: "
+            f"{reasons[0][:300]}" for name, reasons in sorted(failed.items())]

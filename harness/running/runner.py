@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from privbench.host.manager import get_host
@@ -25,6 +25,7 @@ from privbench.protocol.checks import delta_value
 from privbench.protocol.context import RunContext
 from privbench.protocol.errors import InvalidMappingError, PrivbenchError, ValidationError
 from privbench.protocol.mechanism import MAPPING, Mechanism, MechanismResult, validate_mapping
+from privbench.protocol.plugin import format_label
 from privbench.protocol.problem import PrivacyProblem
 from privbench.protocol.promises import broken_promises
 from privbench.protocol.shared import using_store
@@ -175,6 +176,9 @@ def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = 
         record.update(status="invalid", error=str(exc))
     except (PrivbenchError, PluginAbort) as exc:
         record.update(status="error", error=str(exc))
+    except PluginFailure as exc:
+        record.update(status="error", error=str(exc))
+        record["metrics"]["traceback"] = traceback.format_exc(limit=8)
     except Exception as exc:  # noqa: BLE001 - isolation is the point
         record.update(status="error", error=f"{type(exc).__name__}: {exc}")
         record["metrics"]["traceback"] = traceback.format_exc(limit=8)
@@ -221,12 +225,31 @@ def _skip_reason(mechanism: Mechanism, problem: PrivacyProblem) -> str | None:
     return (reason or "skipped") if skip else None
 
 
+class PluginFailure(Exception):
+    """An unexpected exception of plugin code, named: the plugin with its parameters
+    (``mechanism ppan[lambda_lr=1000000000.0] failed: OverflowError: math range error``)."""
+
+
+@contextlib.contextmanager
+def _named(kind: str, name: str, params: dict[str, Any]) -> Iterator[None]:
+    """Name the plugin and its parameters in an unexpected exception it raises (the
+    privbench errors it raises on purpose already say what is wrong)."""
+    try:
+        yield
+    except (PrivbenchError, PluginAbort, RunTimeout):
+        raise
+    except Exception as exc:
+        raise PluginFailure(f"{kind} {format_label(name, params)} failed: "
+                            f"{type(exc).__name__}: {str(exc)[:500]}") from exc
+
+
 def _solve(mechanism: Mechanism, problem: PrivacyProblem, delta: float, spec: RunSpec,
            record: dict[str, Any], on_progress: Progress | None) -> MechanismResult:
     """prepare once (untimed), then ``spec.repeat`` timed runs; timings into ``record``."""
     context = RunContext(seed=spec.seed, on_progress=on_progress or (lambda **fields: None))
     started = time.perf_counter()
-    with plugin_code(f"mechanism {spec.mechanism!r}"):
+    with plugin_code(f"mechanism {spec.mechanism!r}"), \
+            _named("mechanism", spec.mechanism, spec.mechanism_params):
         mechanism.prepare(problem, context)
         prepare_s = time.perf_counter() - started
         samples, peaks = [], []
@@ -243,7 +266,8 @@ def _solve(mechanism: Mechanism, problem: PrivacyProblem, delta: float, spec: Ru
 
 
 def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None) -> None:
-    with plugin_code(f"dataset {spec.dataset!r}"):
+    with plugin_code(f"dataset {spec.dataset!r}"), _named("dataset", spec.dataset,
+                                                          spec.dataset_params):
         problem = load_problem(spec.dataset, spec.dataset_params)
     record.update(n=problem.n, prior_mi_bits=problem.prior_mi_bits)
     if problem.meta.get("data_files"):  # which exact files (sha256) the run read

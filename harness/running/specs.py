@@ -40,6 +40,18 @@ def parse_value(text: str) -> Any:
     return s
 
 
+def canonical(value: Any) -> Any:
+    """``value`` with every float's signed zero made 0.0 (also inside lists and dicts), so
+    that equal numbers give equal run keys."""
+    if isinstance(value, float):
+        return 0.0 if value == 0.0 else value
+    if isinstance(value, dict):
+        return {k: canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(canonical(v) for v in value)
+    return value
+
+
 def _split_top_level(text: str, sep: str = ",") -> list[str]:
     """``text`` split at ``sep`` outside brackets."""
     parts, depth, current = [], 0, []
@@ -105,6 +117,15 @@ class RunSpec:
     #: Δ as a fraction of the data set's d_const when the sweep gave ``relative_deltas``
     #: (``delta`` is then that fraction times d_const); not part of the run's identity
     relative_delta: float | None = None
+
+    def __post_init__(self) -> None:
+        # one run, one key: -0.0 is 0.0 (``--delta=0 --delta=-0.0``, ``tol=-0.0``), in Δ and
+        # in every float of the parameters, before the grid is de-duplicated by key
+        object.__setattr__(self, "delta", canonical(self.delta))
+        object.__setattr__(self, "mechanism_params", canonical(self.mechanism_params))
+        object.__setattr__(self, "dataset_params", canonical(self.dataset_params))
+        if self.relative_delta is not None:
+            object.__setattr__(self, "relative_delta", canonical(self.relative_delta))
 
     @property
     def key(self) -> str:
