@@ -159,21 +159,23 @@ def core_fingerprint() -> dict[str, Any]:
 
 
 def used_plugins(spec: RunSpec) -> list[tuple[str, str]]:
-    """(kind, name) of every plugin a run of ``spec`` may use: its mechanism, data set and
-    LP backend (given or the mechanism's default) and every default or requested metric."""
+    """(kind, name) of every plugin a run of ``spec`` may use: its mechanism, data set,
+    every plugin its parameters name (``plugin_params``, given or the mechanism's default:
+    its LP backend, say) and every default or requested metric."""
     from privbench.host.manager import get_host
     from privbench.protocol.errors import PrivbenchError
 
     host = get_host()
     used = [("mechanism", spec.mechanism), ("dataset", spec.dataset)]
-    backend = spec.mechanism_params.get("lp_backend")
-    if backend is None:
-        try:
-            backend = host.get("mechanism", spec.mechanism).param_defaults().get("lp_backend")
-        except PrivbenchError:
-            backend = None
-    if isinstance(backend, str):
-        used.append(("lp_backend", backend))
+    try:
+        cls = host.get("mechanism", spec.mechanism)
+        named, defaults = dict(cls.plugin_params), cls.param_defaults()
+    except PrivbenchError:
+        named, defaults = {}, {}
+    for param, kind in sorted(named.items()):
+        plugin = spec.mechanism_params.get(param, defaults.get(param))
+        if isinstance(plugin, str):
+            used.append((kind, plugin))
     used += [("metric", m) for m, cls in sorted(host.metrics().items())
              if (cls.default or m in spec.metrics) and m not in spec.skip_metrics]
     return used
