@@ -18,6 +18,15 @@ naming the column); negatives are then clipped, entries below 1e-12 dropped and 
 renormalised, so the mapping is exactly column-stochastic. A mechanism with a budget
 (``delta_role = "budget"``) then mixes in the least-distortion mapping just enough to meet
 E[d] <= Δ exactly (a move of the order of the solver's tolerance).
+
+Two solvers (parameter ``solver``): ``colgen`` (default) solves the same LP by column
+generation without building the n² variables (``_lp_colgen``: a restricted master in HiGHS,
+pricing in blocks, a Lagrangian lower bound as certificate, stop at relative gap ``tol``);
+``full`` builds the whole LP here and hands it to ``lp_backend``. Every run stores
+``lp_objective`` (the LP value of the returned point, before the budget mix), ``lp_bound``
+(a proven lower bound on the LP's optimum) and ``lp_gap`` = (objective - bound) /
+max(|objective|, |bound|, 1e-9). The full solver has no dual to prove a bound with, so
+its ``lp_bound`` is its own objective (HiGHS reported ``optimal``) and ``lp_gap`` 0.
 """
 
 from __future__ import annotations
@@ -30,10 +39,10 @@ import scipy.sparse as sp
 import privbench as pb
 from privbench.protocol.feasibility import mix_into_budget
 
-#: a solver point whose entries or column sums are off by more than this is refused
-ACCEPT_TOL = 1e-6
-#: entries below this are dropped from the returned mapping
-DROP_TOL = 1e-12
+from ._lp_colgen import ACCEPT_TOL, DROP_TOL, ColumnGeneration, Problem, SparseLP, into_budget
+
+#: the ways to solve the LP (see the module docstring)
+SOLVERS = ("colgen", "full")
 #: LP backends whose solver this process has already loaded (see ``prepare``)
 _WARMED: set[str] = set()
 
@@ -182,9 +191,26 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
     lp_kind: ClassVar[str] = "an LP"
     lp_backend: str
     max_n: int
+    solver: str = "colgen"
+    tol: float = 1e-6
+    #: default ``max_n`` per solver (docs/catalogue-scaling.md measures them)
+    default_max_n: ClassVar[dict[str, int]] = {"colgen": 10000, "full": 400}
+
+    def set_solver(self, solver: str, tol: float, max_n: int | None) -> None:
+        """Store the solver parameters; ``max_n=None`` takes the solver's default."""
+        self.solver = solver
+        self.tol = tol
+        self.max_n = self.default_max_n.get(solver, 1) if max_n is None else max_n
 
     def check_params(self) -> None:
-        """max_n (:class:`pb.SizeLimited`), then a backend that solves whole LPs."""
+        """max_n (:class:`pb.SizeLimited`), solver and tol, then a backend that solves whole LPs."""
+        if self.solver not in SOLVERS:
+            raise pb.ValidationError(f"{self.name}: solver must be one of {', '.join(SOLVERS)}; "
+                                     f"got {self.solver!r}")
+        tol = self.tol
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 < tol < 1:
+            raise pb.ValidationError(f"{self.name}: tol must be a number in (0, 1) (the relative "
+                                     f"gap at which column generation stops); got {tol!r}")
         super().check_params()
         backend = pb.get_lp_backend(str(self.lp_backend))  # unknown or unavailable: fails here
         if not backend.solves_lp():
@@ -195,12 +221,18 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
     size_advice = "docs/catalogue-scaling.md says how far it gets in a minute"
 
     def size_reason(self, n: int) -> str:
-        """The LP has n² variables."""
+        """The LP has n² variables (column generation keeps n x n reduced-cost blocks)."""
+        if self.solver == "colgen":
+            return (f"{self.name} prices {self.lp_kind}'s n² = {n ** 2} variables by column "
+                    f"generation and keeps the dense n x n distortion")
         return f"{self.name} solves {self.lp_kind} with n² = {n ** 2} variables"
 
     def prepare(self, problem: pb.PrivacyProblem, context: pb.RunContext) -> None:
         """Untimed: the dense distortion, and the backend's solver loaded once per process."""
         super().prepare(problem, context)
+        self.distortion_ = None
+        if self.solver == "colgen":
+            return
         self.distortion_ = np.asarray(problem.distortion.to_dense(), dtype=float)
         if str(self.lp_backend) not in _WARMED:
             tiny = pb.LinearProgram(np.ones(1), sp.csr_array(np.ones((1, 1))), np.ones(1),
@@ -212,12 +244,18 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
         """Add this mechanism's rows, variables and objective to ``lp``."""
         raise NotImplementedError
 
+    def sparse_lp(self, data: Problem, delta: float) -> SparseLP:
+        """The same LP as :meth:`build`, as per-output row families for column generation."""
+        raise NotImplementedError
+
     def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
                  ) -> dict[str, Any]:
         """Stats of the returned mapping that say how well it meets its own notion."""
         return {}
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        if self.solver == "colgen":
+            return self.run_colgen(problem, delta)
         D = getattr(self, "distortion_", None)
         lp = MappingLP(problem, D if D is not None and D.shape == (problem.n,) * 2 else None)
         self.build(lp, delta)
@@ -235,7 +273,28 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
             X, theta = lp.into_budget(X, delta)
         stats = {"lp_objective": out.objective, "lp_rows": program.shape[0],
                  "lp_cols": program.shape[1], "lp_nnz": int(program.A.nnz),
-                 "lp_iterations": out.iterations,
-                 "budget_theta": theta}
+                 "lp_iterations": out.iterations, "lp_bound": out.objective, "lp_gap": 0.0,
+                 "lp_solver": "full", "budget_theta": theta}
         stats.update(self.measures(problem, lp, X))
+        return self.result(X, **stats)
+
+    def run_colgen(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        """Column generation (``_lp_colgen``) to relative gap ``tol``; the same stats."""
+        data = Problem(problem)
+        if self.delta_role == "budget":
+            least = data.least_distortion()
+            if delta < least - 1e-12 * max(1.0, least):
+                raise pb.ValidationError(f"delta = {delta:g} is below the least expected "
+                                         f"distortion any mapping reaches on this problem "
+                                         f"({least:.6g})")
+        out = ColumnGeneration(data, self.sparse_lp(data, delta), tol=float(self.tol)).run()
+        X, theta = out.mapping, 1.0
+        if self.delta_role == "budget":
+            X, theta = into_budget(data, X, delta)
+        stats = {"lp_objective": out.objective, "lp_bound": out.bound, "lp_gap": out.gap,
+                 "lp_solver": "colgen", "lp_rows": out.rows, "lp_cols": out.columns,
+                 "lp_rounds": out.rounds, "converged": out.converged,
+                 "time_pricing_s": out.time_pricing_s, "time_lp_s": out.time_lp_s,
+                 "budget_theta": theta}
+        stats.update(self.measures(problem, data, X))
         return self.result(X, **stats)

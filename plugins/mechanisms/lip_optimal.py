@@ -35,9 +35,11 @@ import math
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 import privbench as pb
 
+from ._lp_colgen import Family, Problem, SparseLP
 from ._lp_mapping import LPMappingMechanism, MappingLP
 
 NOTIONS = ("lip", "ldp")
@@ -86,10 +88,13 @@ class LipOptimal(LPMappingMechanism):
     lp_kind = "the local-information-privacy LP"
     test_parameters = {"lp_backend": ["highs", "scipy"], "notion": ["lip", "ldp"]}
 
-    def __init__(self, notion: str = "lip", lp_backend: str = "highs", max_n: int = 1200) -> None:
+    default_max_n = {"colgen": 10000, "full": 1200}
+
+    def __init__(self, notion: str = "lip", lp_backend: str = "highs", max_n: int | None = None,
+                 solver: str = "colgen", tol: float = 1e-6) -> None:
         self.notion = notion
         self.lp_backend = lp_backend
-        self.max_n = max_n
+        self.set_solver(solver, tol, max_n)
 
     def check_params(self) -> None:
         if self.notion not in NOTIONS:
@@ -119,18 +124,33 @@ class LipOptimal(LPMappingMechanism):
         """The LP at min(ε, EPSILON_SOLVED_MAX), then the least mix with U that meets it."""
         solved = min(float(delta), EPSILON_SOLVED_MAX)
         base = super().run(problem, solved)
-        X = base.mapping.toarray()
+        X = sp.csc_array(base.mapping)  # stays sparse unless the repair mixes in U
         live_a, live = problem.p_a > 0, problem.p_b > 0
         cond = problem.joint[np.ix_(live_a, live)] / problem.p_a[live_a][:, None]
-        W, q = cond @ X[:, live].T, X[:, live] @ problem.p_b[live]
+        X_live = X[:, np.flatnonzero(live)]
+        W = np.asarray(X_live @ cond.T).T
+        q = np.asarray(X_live @ problem.p_b[live])
         theta = least_mix(W, q, problem.n, solved, self.notion)
         if theta > 0:
-            X = (1.0 - theta) * X + theta / problem.n
+            X = (1.0 - theta) * X.toarray() + theta / problem.n
         stats = {k: v for k, v in base.stats.items() if k not in ("lip_epsilon_nats",
                                                                      "ldp_epsilon_nats")}
         stats.update(epsilon_solved=solved, repair_theta=theta)
         stats.update(self.measures(problem, None, X))  # type: ignore[arg-type]
         return self.result(X, **stats)
+
+    def sparse_lp(self, data: Problem, delta: float) -> SparseLP:
+        """The rows of :meth:`build` as per-output families; E[d] >= the nearest-output E[d]."""
+        shrink = math.exp(-delta)
+        cond, p = data.cond, data.p[None, :]
+        floor = data.least_distortion()
+        if self.notion == "lip":
+            return SparseLP([Family(cond - shrink * p, 0.0, np.inf),
+                             Family(shrink * cond - p, -np.inf, 0.0)], "distortion", floor=floor)
+        k = cond.shape[0]
+        coef = np.array([shrink * cond[a] - cond[b] for a in range(k) for b in range(k) if a != b])
+        families = [Family(coef, -np.inf, 0.0)] if coef.size else []
+        return SparseLP(families, "distortion", floor=floor)
 
     def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
                  ) -> dict[str, Any]:

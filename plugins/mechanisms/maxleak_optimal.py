@@ -10,8 +10,9 @@ ITW 2021) solves the LP
                                      columns of X on the simplex,  E[d] <= Δ,
 
 and L = log2 of the optimum, in bits. The LP has n² + n variables and |A|·n + n + 1 rows
-(``privbench.plugins.mechanisms._lp_mapping``); it goes through an LP backend plugin that
-solves whole LPs (``lp_backend``: highs, scipy or cvxpy) and refuses n > ``max_n``.
+(``privbench.plugins.mechanisms._lp_mapping``). ``solver="colgen"`` (default) solves it by
+column generation with a proven bound (``_lp_colgen``, max_n 10,000); ``solver="full"``
+builds it whole for an LP backend plugin (``lp_backend``: highs, scipy or cvxpy; max_n 400).
 Among equally leaky mappings the solver returns any one (the LP does not break ties).
 Stats: ``maxleak_bits`` of the returned mapping, ``lp_objective`` = Σ t.
 """
@@ -25,6 +26,7 @@ import scipy.sparse as sp
 
 import privbench as pb
 
+from ._lp_colgen import Family, Problem, SparseLP
 from ._lp_mapping import LPMappingMechanism, MappingLP
 
 
@@ -43,13 +45,19 @@ class MaxLeakOptimal(LPMappingMechanism):
     description = "least maximal leakage with E[d] <= Δ (Issa et al. 2020), an LP"
     lp_kind = "the maximal-leakage LP"
 
-    def __init__(self, lp_backend: str = "highs", max_n: int = 400) -> None:
+    def __init__(self, lp_backend: str = "highs", max_n: int | None = None,
+                 solver: str = "colgen", tol: float = 1e-6) -> None:
         self.lp_backend = lp_backend
-        self.max_n = max_n
+        self.set_solver(solver, tol, max_n)
 
     def build(self, lp: MappingLP, delta: float) -> None:
         max_rows(lp, lp.cond)
         lp.add_budget(delta)
+
+    def sparse_lp(self, data: Problem, delta: float) -> SparseLP:
+        """t_i >= W(i|a) = Σ_j p(b_j|a) X[i, j]; Σ_i max_a W(i|a) >= 1 bounds it below."""
+        return SparseLP([Family(data.cond, -np.inf, 0.0, epigraph=True)], "epigraph", delta,
+                        floor=1.0)
 
     def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
                  ) -> dict[str, Any]:

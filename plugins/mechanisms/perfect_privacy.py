@@ -27,6 +27,7 @@ import numpy as np
 
 import privbench as pb
 
+from ._lp_colgen import Family, Problem, SparseLP
 from ._lp_mapping import LPMappingMechanism, MappingLP
 
 
@@ -43,9 +44,12 @@ class PerfectPrivacy(LPMappingMechanism):
         return {"mi_bits": 0.0}
     lp_kind = "the perfect-privacy LP"
 
-    def __init__(self, lp_backend: str = "highs", max_n: int = 1000) -> None:
+    default_max_n = {"colgen": 10000, "full": 1000}
+
+    def __init__(self, lp_backend: str = "highs", max_n: int | None = None,
+                 solver: str = "colgen", tol: float = 1e-6) -> None:
         self.lp_backend = lp_backend
-        self.max_n = max_n
+        self.set_solver(solver, tol, max_n)
 
     def build(self, lp: MappingLP, delta: float) -> None:
         lp.minimise_distortion()
@@ -54,6 +58,12 @@ class PerfectPrivacy(LPMappingMechanism):
             rows = lp.per_output(cond[1:] - cond[0])
             implied = np.arange(rows.shape[0]) % lp.n == lp.n - 1
             lp.add_rows(rows[~implied], 0.0, 0.0)
+
+    def sparse_lp(self, data: Problem, delta: float) -> SparseLP:
+        """W(b̂|a) = W(b̂|a_0) for every output (all of them: the master keeps its rows)."""
+        cond = data.cond
+        families = [Family(cond[1:] - cond[0], 0.0, 0.0)] if cond.shape[0] > 1 else []
+        return SparseLP(families, "distortion", floor=data.least_distortion())
 
     def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
                  ) -> dict[str, Any]:

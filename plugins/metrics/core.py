@@ -102,6 +102,36 @@ def ldp_epsilon_public(mapping: Any) -> float:
     return float(np.max(np.log(top / low)))
 
 
+class LPCertificate(pb.Metric):
+    """The LP mechanisms' certificate (DESIGN, fourth wave), declared so reports read it.
+
+    The catalogue's LP mechanisms (``maxleak_optimal``, ``map_optimal``, ``lip_optimal``,
+    ``perfect_privacy``) compute these values during the solve; this metric copies them from
+    the result's stats for any run that has them, so they carry a unit and a direction.
+    """
+
+    name = "lp_certificate"
+    description = "the LP value, a proven lower bound and their relative gap (LP mechanisms)"
+    needs = frozenset({"mapping"})
+    outputs = (pb.Output("lp_objective", "none", "neutral",
+                         "the LP's objective at the returned point, in the LP's own unit "
+                         "(Σ max_a W for maxleak_optimal, probability for map_optimal, "
+                         "E[d] for lip_optimal and perfect_privacy)"),
+               pb.Output("lp_bound", "none", "neutral",
+                         "a proven lower bound on the LP's optimum (column generation's "
+                         "Lagrangian bound), same unit as lp_objective"),
+               pb.Output("lp_gap", "none", "neutral",
+                         "(lp_objective - lp_bound) / max(|lp_objective|, |lp_bound|, 1e-9)"))
+
+    def applies(self, problem, result) -> bool:
+        """Only for runs whose mechanism reports an LP objective."""
+        return super().applies(problem, result) and "lp_objective" in (result.stats or {})
+
+    def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
+        return {out.name: float(result.stats[out.name]) for out in self.outputs
+                if out.name in result.stats}
+
+
 @pb.hookimpl
 def privbench_register_metrics() -> list[type]:
-    return [PriorLeakage, Leakage, ExpectedDistortion, Support, LocalDP]
+    return [PriorLeakage, Leakage, ExpectedDistortion, Support, LocalDP, LPCertificate]

@@ -1,0 +1,441 @@
+"""Column generation for the catalogue's LPs: exact optima without building n² variables.
+
+Every catalogue LP (``maxleak_optimal``, ``map_optimal``, ``lip_optimal``, ``perfect_privacy``)
+has mapping variables X[i, j] = p(b̂_i | b_j), one simplex row per live column j, and
+*per-output row families*: for every output i and every r of a family,
+lower <= Σ_j coef[r, j] X[i, j] (- t_i) <= upper, with only |A| (or |A|², for LDP) rows per
+output. Optimal mappings are sparse, so a restricted master over an active set of pairs
+(i, j) holds them; the rows stay complete (k·n + m + 1 rows), only the n·m variables are
+restricted.
+
+Each round the master (HiGHS, one persistent model: new columns keep the basis, primal
+simplex continues) gives row duals π. Pricing computes, in blocks of outputs, the reduced
+cost of every pair, rc'[i, j] = c[i, j] - Σ_rows π_r A[r, (i, j)] (the simplex duals u_j left
+out), and adds the ``per_column`` most negative rc' - u_j of each column. The same pass
+gives the certificate, the Lagrangian bound of the simplex rows
+
+    LB(π) = Σ_j min_i rc'[i, j] + π_budget·Δ + Σ_i min(0, rc_t_i)·ub_t,
+
+valid for any π of the right signs (π is projected onto them first), so it is a proven
+lower bound on the full LP's optimum whatever the master's accuracy; the master's objective
+is an upper bound (a feasible point). The run stops when
+(objective - LB) / max(|objective|, |LB|, 1e-9) <= ``tol`` (default 1e-6). Epigraph
+variables t_i (maximal leakage, Bayes vulnerability) get the upper bound 1, which every
+optimum meets (W(b̂|a) <= 1, p(a, b̂) <= 1), so their term in LB is finite.
+
+The first master has, per column j, its nearest output and the best constant output: the
+nearest-output mapping meets any feasible budget, the constant mapping meets LIP, LDP and
+perfect privacy, so every master is feasible.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+import privbench as pb
+
+#: a solver point whose entries or column sums are off by more than this is refused
+ACCEPT_TOL = 1e-6
+#: entries below this are dropped from the returned mapping
+DROP_TOL = 1e-12
+#: how many of the most frequent per-output duals :meth:`ColumnGeneration.repair` tries
+REPAIR_CANDIDATES = 6
+#: bytes of one pricing block (outputs x live columns, float64)
+BLOCK_BYTES = 48 * 2**20
+_INF = 1e30
+
+
+@dataclass
+class Family:
+    """Rows lower <= Σ_j coef[r, j] X[i, j] - epigraph·t_i <= upper, for every output i and r."""
+
+    coef: np.ndarray
+    lower: float
+    upper: float
+    epigraph: bool = False
+
+
+@dataclass
+class SparseLP:
+    """One catalogue LP, described without its n² variables.
+
+    :param objective: ``"distortion"`` (minimise E[d]) or ``"epigraph"`` (minimise Σ_i t_i).
+    :param delta: the budget row E[d] <= Δ, or ``None``.
+    """
+
+    families: list[Family]
+    objective: str
+    delta: float | None = None
+    #: a bound known in closed form (maximal leakage: Σ max_a W >= 1; Bayes vulnerability:
+    #: >= max_a p(a); E[d]: >= the nearest-output E[d]); LB is never reported below it
+    floor: float = -np.inf
+
+
+@dataclass
+class ColgenResult:
+    """The master's point as a sparse mapping, its objective, the proven bound, the trace."""
+
+    mapping: sp.csc_array
+    objective: float
+    bound: float
+    gap: float
+    rounds: int
+    columns: int
+    rows: int
+    converged: bool
+    time_pricing_s: float = 0.0
+    time_lp_s: float = 0.0
+    trace: list[tuple[float, float]] = field(default_factory=list)
+
+
+class Problem:
+    """The arrays of one problem the LPs are written over (live columns, cond, joint, dcost)."""
+
+    def __init__(self, problem: pb.PrivacyProblem) -> None:
+        self.n = problem.n
+        self.live = np.flatnonzero(problem.p_b > 0)
+        self.m = self.live.size
+        live_a = problem.p_a > 0
+        self.p = problem.p_b[self.live]
+        self.joint = problem.joint[np.ix_(live_a, self.live)]
+        #: cond[a, jj] = p(b_j | a) over the live a and j
+        self.cond = self.joint / problem.p_a[live_a][:, None]
+        #: dcost[i, jj] = p(b_j) d(b̂_i, b_j), dense n x m, built in blocks of outputs
+        self.dcost = np.empty((self.n, self.m))
+        step = block_rows(self.m)
+        for lo in range(0, self.n, step):
+            rows = np.arange(lo, min(lo + step, self.n))
+            self.dcost[rows] = problem.distortion.block(rows, self.live) * self.p[None, :]
+
+    def least_distortion(self) -> float:
+        """min E[d] over all mappings: each b_j to its nearest output."""
+        return float(self.dcost.min(axis=0).sum())
+
+    def channel(self, X: Any) -> np.ndarray:
+        """W[a, i] = p(b̂_i | a) over the live private values (X dense or sparse)."""
+        return np.asarray(sp.csr_array(sp.csc_array(X)[:, self.live]) @ self.cond.T).T
+
+    def output_marginal(self, X: Any) -> np.ndarray:
+        """p(b̂_i)."""
+        return np.asarray(sp.csc_array(X)[:, self.live] @ self.p)
+
+
+def block_rows(m: int) -> int:
+    """Outputs per pricing block so that a block of reduced costs takes ~BLOCK_BYTES."""
+    return max(1, min(BLOCK_BYTES // (8 * max(m, 1)), 1 << 20))
+
+
+class ColumnGeneration:
+    """The restricted master of one :class:`SparseLP` and its pricing (see the module)."""
+
+    def __init__(self, data: Problem, lp: SparseLP, tol: float = 1e-6, max_rounds: int = 1000,
+                 per_column: int = 4) -> None:
+        import highspy
+
+        from privbench.plugins.lp.highs import quiet_highs
+
+        self.d, self.lp, self.tol = data, lp, float(tol)
+        self.max_rounds, self.per_column = int(max_rounds), int(per_column)
+        n, m = data.n, data.m
+        self.offsets = []
+        lo, up = [np.ones(m)], [np.ones(m)]
+        at = m
+        for f in lp.families:
+            self.offsets.append(at)
+            k = f.coef.shape[0] * n
+            lo.append(np.full(k, max(f.lower, -_INF)))
+            up.append(np.full(k, min(f.upper, _INF)))
+            at += k
+        self.budget_row = at if lp.delta is not None else -1
+        if lp.delta is not None:
+            lo.append(np.array([-_INF]))
+            up.append(np.array([float(lp.delta)]))
+            at += 1
+        self.n_rows = at
+        h = quiet_highs(highspy)
+        for key, value in (("output_flag", False), ("presolve", "off"), ("threads", 1),
+                           ("primal_feasibility_tolerance", 1e-9),
+                           ("dual_feasibility_tolerance", 1e-9)):
+            h.setOptionValue(key, value)
+        lo_all, up_all = np.concatenate(lo), np.concatenate(up)
+        h.addRows(at, lo_all, up_all, 0, np.zeros(0, np.int32), np.zeros(0, np.int32),
+                  np.zeros(0))
+        self.h, self._hs = h, highspy
+        self.n_t = n if lp.objective == "epigraph" else 0
+        if self.n_t:
+            self._add_epigraph()
+        self.pairs_i = np.zeros(0, np.int64)
+        self.pairs_j = np.zeros(0, np.int64)
+        self.in_master = np.zeros((n, m), dtype=bool)
+
+    # -- the master ------------------------------------------------------------------------
+    def _add_epigraph(self) -> None:
+        """t_i, cost 1, bounds [0, 1], -1 in every row of output i of the epigraph families."""
+        n = self.d.n
+        rows, cols = [], []
+        for f, off in zip(self.lp.families, self.offsets, strict=True):
+            if f.epigraph:
+                for r in range(f.coef.shape[0]):
+                    rows.append(off + r * n + np.arange(n))
+                    cols.append(np.arange(n))
+        A = sp.csc_array((-np.ones(n * len(rows)), (np.concatenate(rows), np.concatenate(cols))),
+                         shape=(self.n_rows, n))
+        self.h.addCols(n, np.ones(n), np.zeros(n), np.ones(n), A.nnz,
+                       A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data)
+
+    def add_pairs(self, i: np.ndarray, j: np.ndarray) -> int:
+        """Add X[i, j] for the given (output, live column) pairs not yet in the master."""
+        i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
+        key = np.unique(i * self.d.m + j)
+        i, j = key // self.d.m, key % self.d.m
+        fresh = ~self.in_master[i, j]
+        i, j = i[fresh], j[fresh]
+        if i.size == 0:
+            return 0
+        self.in_master[i, j] = True
+        n, K = self.d.n, i.size
+        cols = np.arange(K)
+        rows, vals, where = [j], [np.ones(K)], [cols]
+        for f, off in zip(self.lp.families, self.offsets, strict=True):
+            for r in range(f.coef.shape[0]):
+                c = f.coef[r, j]
+                nz = c != 0
+                rows.append(off + r * n + i[nz])
+                vals.append(c[nz])
+                where.append(cols[nz])
+        dc = self.d.dcost[i, j]
+        if self.budget_row >= 0:
+            nz = dc != 0
+            rows.append(np.full(int(nz.sum()), self.budget_row))
+            vals.append(dc[nz])
+            where.append(cols[nz])
+        A = sp.csc_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(where))),
+                         shape=(self.n_rows, K))
+        A.sort_indices()
+        cost = dc if self.lp.objective == "distortion" else np.zeros(K)
+        self.h.addCols(K, cost, np.zeros(K), np.full(K, _INF), A.nnz,
+                       A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data)
+        self.pairs_i = np.concatenate([self.pairs_i, i])
+        self.pairs_j = np.concatenate([self.pairs_j, j])
+        return K
+
+    def solve_master(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """Objective, column values and row duals of the restricted master."""
+        self.h.run()
+        status = self.h.getModelStatus()
+        if status != self._hs.HighsModelStatus.kOptimal:
+            raise pb.PrivbenchError(f"the restricted master is {self.h.modelStatusToString(status)}")
+        sol = self.h.getSolution()
+        return (float(self.h.getInfo().objective_function_value),
+                np.asarray(sol.col_value), np.asarray(sol.row_dual))
+
+    # -- pricing ---------------------------------------------------------------------------
+    def project(self, y: np.ndarray) -> list[np.ndarray]:
+        """Each family's duals as (R, n), projected onto the signs its bounds allow."""
+        out = []
+        for f, off in zip(self.lp.families, self.offsets, strict=True):
+            R = f.coef.shape[0]
+            pi = y[off: off + R * self.d.n].reshape(R, self.d.n).copy()
+            if f.lower <= -_INF or not np.isfinite(f.lower):
+                np.minimum(pi, 0.0, out=pi)
+            if f.upper >= _INF or not np.isfinite(f.upper):
+                np.maximum(pi, 0.0, out=pi)
+            out.append(pi)
+        return out
+
+    def price(self, y: np.ndarray, repair: bool = True) -> tuple[float, np.ndarray, np.ndarray]:
+        """The Lagrangian bound of duals ``y`` and the new pairs (i, j) with rc' - u_j < 0."""
+        d, n, m = self.d, self.d.n, self.d.m
+        u = y[:m]
+        lam = min(float(y[self.budget_row]), 0.0) if self.budget_row >= 0 else 0.0
+        weight = (1.0 if self.lp.objective == "distortion" else 0.0) - lam
+        pis = self.repair(self.project(y), u, weight) if repair else self.project(y)
+        bound = lam * float(self.lp.delta) if self.budget_row >= 0 else 0.0
+        for f, pi in zip(self.lp.families, pis, strict=True):  # finite row bounds times their duals
+            if np.isfinite(f.lower):
+                bound += f.lower * float(np.clip(pi, 0.0, None).sum())
+            if np.isfinite(f.upper):
+                bound += f.upper * float(np.clip(pi, None, 0.0).sum())
+        if self.n_t:
+            rc_t = 1.0 + sum(pi.sum(axis=0) for f, pi in zip(self.lp.families, pis, strict=True) if f.epigraph)
+            bound += float(np.minimum(rc_t, 0.0).sum())
+        colmin = np.full(m, np.inf)
+        cand_i, cand_j, cand_v = [], [], []
+        k = min(self.per_column, n)
+        step = block_rows(m)
+        cols = np.arange(m)
+        for lo in range(0, n, step):
+            hi = min(lo + step, n)
+            rc = weight * d.dcost[lo:hi]
+            for f, pi in zip(self.lp.families, pis, strict=True):
+                rc -= pi[:, lo:hi].T @ f.coef
+            np.minimum(colmin, rc.min(axis=0), out=colmin)
+            rc -= u[None, :]
+            kk = min(k, hi - lo)
+            top = np.argpartition(rc, kk - 1, axis=0)[:kk] if kk < hi - lo else \
+                np.broadcast_to(np.arange(hi - lo)[:, None], (hi - lo, m))
+            vals = np.take_along_axis(rc, top, axis=0)
+            neg = vals < 0
+            cand_i.append((top + lo)[neg])
+            cand_j.append(np.broadcast_to(cols, top.shape)[neg])
+            cand_v.append(vals[neg])
+        bound = max(bound + float(colmin.sum()), self.lp.floor)
+        return bound, *self._best(np.concatenate(cand_i), np.concatenate(cand_j),
+                                  np.concatenate(cand_v))
+
+    def repair(self, pis: list[np.ndarray], u: np.ndarray, weight: float) -> list[np.ndarray]:
+        """Per output, the dual among a few candidates whose reduced costs are least negative.
+
+        A master dual leaves the rows of outputs without columns (and degenerate ones) at
+        arbitrary values; any sign-feasible choice gives a valid bound, and the bound reaches
+        the master's objective once every output i has h_i = min_j rc[i, j] - u_j >= 0. The
+        candidates: the output's own dual (for the epigraph LPs scaled to Σ_r |π_r| = 1, which
+        only raises rc' as every coefficient is >= 0 and keeps rc_t = 0), the most frequent
+        duals of the other outputs, and for the epigraph LPs each vertex -e_r.
+        """
+        d, n, m = self.d, self.d.n, self.d.m
+        own = np.concatenate(pis, axis=0)  # (R, n)
+        coef = np.concatenate([f.coef for f in self.lp.families], axis=0)  # (R, m)
+        epi = self.n_t > 0
+        if epi:
+            size = np.abs(own).sum(axis=0)
+            own = np.where(size > 0, own / np.where(size > 0, size, 1.0), own)
+        rounded = np.round(own.T, 9)
+        uniq, counts = np.unique(rounded, axis=0, return_counts=True)
+        cands = [uniq[k] for k in np.argsort(-counts)[:REPAIR_CANDIDATES]]
+        if epi:
+            cands += [-np.eye(coef.shape[0])[r] for r in range(coef.shape[0])]
+        C = np.array(cands)  # (c, R)
+        V = C @ coef  # (c, m): the dual term of each candidate
+        best_h = np.full(n, -np.inf)
+        choice = np.full(n, -1)
+        step = block_rows(m)
+        for lo in range(0, n, step):
+            hi = min(lo + step, n)
+            base = weight * d.dcost[lo:hi] - u[None, :]
+            h_own = (base - own[:, lo:hi].T @ coef).min(axis=1)
+            best_h[lo:hi] = h_own
+            for c in range(C.shape[0]):
+                h = (base - V[c][None, :]).min(axis=1)
+                better = h > best_h[lo:hi] + 1e-15
+                best_h[lo:hi][better] = h[better]
+                choice[lo:hi][better] = c
+        swap = choice >= 0
+        own[:, swap] = C[choice[swap]].T
+        out, at = [], 0
+        for pi in pis:
+            out.append(own[at: at + pi.shape[0]])
+            at += pi.shape[0]
+        return out
+
+    def _best(self, i: np.ndarray, j: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The ``per_column`` most negative candidates of each column, not yet in the master."""
+        fresh = ~self.in_master[i, j]
+        i, j, v = i[fresh], j[fresh], v[fresh]
+        order = np.lexsort((v, j))
+        i, j = i[order], j[order]
+        first = np.searchsorted(j, j, side="left")
+        keep = np.arange(j.size) - first < self.per_column
+        return i[keep], j[keep]
+
+    # -- the loop --------------------------------------------------------------------------
+    def initial_pairs(self) -> None:
+        """Each column's nearest output and the constant output of least E[d]."""
+        d = self.d
+        nearest = np.empty(d.m, np.int64)
+        best = np.full(d.m, np.inf)
+        const = np.empty(d.n)
+        step = block_rows(d.m)
+        for lo in range(0, d.n, step):
+            blk = d.dcost[lo: lo + step]
+            arg = blk.argmin(axis=0)
+            val = blk[arg, np.arange(d.m)]
+            better = val < best
+            nearest[better], best[better] = arg[better] + lo, val[better]
+            const[lo: lo + step] = blk.sum(axis=1)
+        j = np.arange(d.m)
+        self.add_pairs(np.concatenate([nearest, np.full(d.m, int(const.argmin()))]),
+                       np.concatenate([j, j]))
+
+    def run(self) -> ColgenResult:
+        """Rounds of master solve and pricing until the relative gap is below ``tol``."""
+        self.initial_pairs()
+        t_lp = t_price = 0.0
+        trace: list[tuple[float, float]] = []
+        converged = False
+        rounds = 0
+        while rounds < self.max_rounds:
+            rounds += 1
+            t0 = time.perf_counter()
+            obj, x, y = self.solve_master()
+            t1 = time.perf_counter()
+            bound, new_i, new_j = self.price(y)
+            t_price += time.perf_counter() - t1
+            t_lp += t1 - t0
+            trace.append((obj, bound))
+            if relative_gap(obj, bound) <= self.tol:
+                converged = True
+                break
+            if self.add_pairs(new_i, new_j) == 0:
+                # the repaired duals price nothing new: the master's own duals must
+                _, new_i, new_j = self.price(y, repair=False)
+                if self.add_pairs(new_i, new_j) == 0:
+                    break
+        gap = relative_gap(obj, bound)
+        return ColgenResult(mapping=self.mapping(x), objective=obj, bound=bound, gap=gap,
+                            rounds=rounds, columns=int(self.pairs_i.size), rows=self.n_rows,
+                            converged=converged, time_pricing_s=t_price, time_lp_s=t_lp,
+                            trace=trace)
+
+    def mapping(self, x: np.ndarray) -> sp.csc_array:
+        """The column-stochastic sparse mapping of the master's point (see ``_lp_mapping``)."""
+        d = self.d
+        v = np.asarray(x[self.n_t:], dtype=float)
+        if v.size and v.min() < -ACCEPT_TOL:
+            k = int(np.argmin(v))
+            raise pb.PrivbenchError(f"the master returned X[{self.pairs_i[k]}, "
+                                    f"{d.live[self.pairs_j[k]]}] = {v[k]:.3g} < 0")
+        keep = v >= DROP_TOL
+        sums = np.bincount(self.pairs_j[keep], weights=v[keep], minlength=d.m)
+        bad = np.flatnonzero(np.abs(sums - 1.0) > ACCEPT_TOL)
+        if bad.size:
+            raise pb.PrivbenchError(f"the master returned column {d.live[bad[0]]} summing to "
+                                    f"{sums[bad[0]]:.9g}, beyond tolerance {ACCEPT_TOL:g}")
+        dead = np.setdiff1d(np.arange(d.n), d.live)
+        rows = np.concatenate([self.pairs_i[keep], dead])
+        cols = np.concatenate([d.live[self.pairs_j[keep]], dead])
+        vals = np.concatenate([v[keep] / sums[self.pairs_j[keep]], np.ones(dead.size)])
+        return sp.csc_array((vals, (rows, cols)), shape=(d.n, d.n))
+
+
+def relative_gap(objective: float, bound: float) -> float:
+    """(objective - bound) / max(|objective|, |bound|, 1e-9): the stopping rule's gap."""
+    return (objective - bound) / max(abs(objective), abs(bound), 1e-9)
+
+
+def into_budget(data: Problem, X: sp.csc_array, delta: float) -> tuple[sp.csc_array, float]:
+    """Mix X with the nearest-output mapping so that E[d] <= Δ holds exactly."""
+    n = data.n
+    nearest = data.dcost.argmin(axis=0)
+    dead = np.setdiff1d(np.arange(n), data.live)
+    safe = sp.csc_array((np.ones(n), (np.concatenate([nearest, dead]),
+                                      np.concatenate([data.live, dead]))), shape=(n, n))
+    used = expected_cost(data, X)
+    least = data.least_distortion()
+    if used <= delta:
+        return X, 1.0
+    if least > delta:
+        raise pb.PrivbenchError("the nearest-output mapping does not meet the budget either")
+    theta = float(np.nextafter((delta - least) / (used - least), 0.0))
+    return sp.csc_array(theta * X + (1.0 - theta) * safe), theta
+
+
+def expected_cost(data: Problem, X: Any) -> float:
+    """E[d] of a sparse mapping X over the live columns."""
+    Xl = sp.coo_array(sp.csc_array(X)[:, data.live])
+    return float(np.sum(data.dcost[Xl.row, Xl.col] * Xl.data))
