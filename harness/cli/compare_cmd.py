@@ -42,6 +42,7 @@ from privbench.results.views import (
     load_runs,
     output_values,
     resolve_output,
+    short_labels,
 )
 from privbench.running.fingerprint import current_hash
 from privbench.running.records import metric_failure_lines
@@ -101,8 +102,9 @@ class Notion:
 
     @classmethod
     def of(cls, out: Output) -> Notion:
-        symbol, phrase, prior = SYMBOLS.get(out.name, (out.name, out.name,
-                                                       f"{out.name} without a mechanism"))
+        shown = out.label or out.name  # the declared label ("LIP ε"), else the name
+        symbol, phrase, prior = SYMBOLS.get(out.name, (shown, shown,
+                                                       f"{shown} without a mechanism"))
         unit = f" {out.unit}" if out.unit in SPOKEN_UNITS else ""
         return cls(out, symbol, phrase, prior, unit, "≥" if out.direction == "higher" else "≤")
 
@@ -168,6 +170,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValidationError(_no_values(out, args.db, args.dataset))
     # replicates (run seeds, data-set seeds) become one mean point each, with their sd
     ok = collapse_replicates(ok, [out.name])
+    short = short_labels(ok)
+    if args.reference:
+        args.reference = short.get(args.reference, args.reference)
+    ok = ok.assign(label=ok["label"].map(short))
     console = Console()
     if not console.is_terminal:  # piped into a file or README: do not squeeze to 80 columns
         console = Console(width=160)
@@ -186,7 +192,19 @@ def run(args: argparse.Namespace) -> int:
 
     for line in metric_failure_lines(shown["metrics"] if "metrics" in shown else []):
         console.print("[yellow]" + escape(line) + "[/]", highlight=False)
+    _legend(console, short)
     return 0
+
+
+def _legend(console: Any, shown: dict[str, str]) -> None:
+    """The full run key of every label shown shortened (nothing read is cut for good)."""
+    from rich.markup import escape
+
+    cut = sorted((s, full) for full, s in shown.items() if s != full)
+    if cut:
+        console.print("  [dim]labels, in full:[/]", highlight=False)
+    for s, full in cut:
+        console.print("  [dim]" + escape(f"  {s} = {full}") + "[/]", highlight=False)
 
 
 def _prior(runs: pd.DataFrame, out: Output) -> float | None:
@@ -229,7 +247,10 @@ def _compare_instance(console: Any, args: argparse.Namespace, instance: str, g: 
                               f"have: {', '.join(curves)}")
     rows = rank_rows(summarise(curves, targets=targets, budgets=budgets, reference=ref),
                      budgets[0], higher=out.direction == "higher")
-    console.print(_table(instance, g, rows, curves, budgets, targets, ref, notion, prior))
+    table = _table(instance, g, rows, curves, budgets, targets, ref, notion, prior)
+    title, table.title = table.title, None  # printed as text: it wraps, a table title is cut
+    console.print(title, highlight=False)
+    console.print(table)
     verb = "raise" if out.direction == "higher" else "bring"
     ref_gap = certified_gap(g, ref) if notion.certified else None
     for r in rows:
@@ -287,15 +308,16 @@ def _table(instance: str, g: pd.DataFrame, rows: list[MechanismSummary],
     first = "lowest first" if notion.output.direction == "neutral" else "most private first"
     title += f"; ranked by {notion.symbol} at Δ≤{budgets[0]:g}, {first}"
     table = Table(title=escape(title))
-    table.add_column("mechanism", no_wrap=True, min_width=min(40, max(map(len, curves))))
+    table.add_column("mechanism", overflow="fold", min_width=min(24, max(map(len, curves))))
     table.add_column("points", justify="right")
+    fold = {"justify": "right", "overflow": "fold"}  # narrow: wrap a cell, never cut it
     for b in budgets:
-        table.add_column(escape(f"{notion.symbol} at Δ≤{b:g}"), justify="right")
+        table.add_column(escape(f"{notion.symbol} at Δ≤{b:g}"), **fold)
         if notion.certified:
-            table.add_column(escape(f"excess at Δ={b:g}"), justify="right")
+            table.add_column(escape(f"excess at Δ={b:g}"), **fold)
     for t in targets:
-        table.add_column(escape(f"E[d] for {notion.symbol}{notion.op}{t:g}"), justify="right")
-        table.add_column(escape(f"× {ref}"), justify="right")
+        table.add_column(escape(f"E[d] for {notion.symbol}{notion.op}{t:g}"), **fold)
+        table.add_column(escape(f"× {ref}"), **fold)
     other = set(g.loc[other_code(g, current_hash), "label"])
     uncertified = set(_unconverged(g)["label"])
     ref_gap = certified_gap(g, ref) if notion.certified else None

@@ -45,6 +45,9 @@ PART_NEEDS = frozenset(PARTS) - {"records"}
 #: the units an output may be declared in
 UNITS = frozenset({"bits", "nats", "probability", "guesses", "distortion", "seconds",
                    "megabytes", "count", "none"})
+#: how a unit reads after a label ("" = not shown: the label already says what it is)
+UNIT_SHORT = {"none": "", "distortion": "", "probability": "", "count": "", "seconds": "s",
+              "megabytes": "MB"}
 #: which way an output points: ``lower`` = a lower value is more private (leakage),
 #: ``higher`` = a higher value is more private (attacker error), ``neutral`` = neither
 #: (distortion, runtime, support sizes: costs and descriptions, not privacy)
@@ -66,6 +69,8 @@ class Output:
         for ``higher`` (guessing entropy). ``compare`` then interpolates a mechanism's
         curve linearly between measured points; otherwise it reads the best point
         measured within the budget (no interpolation it cannot justify).
+    :param label: what a person reads on figures and tables ("I(A; B̂)", "LIP ε"); the
+        name when empty. :attr:`display` adds the unit ("I(A; B̂) [bits]").
     """
 
     name: str
@@ -74,6 +79,14 @@ class Output:
     description: str = ""
     citation: str = ""
     convex: bool = False
+    label: str = ""
+
+    @property
+    def display(self) -> str:
+        """The label with its unit, for axes, titles and table headers ("LIP ε [nats]");
+        units that say nothing beyond the label (none, distortion, probability) are left out."""
+        unit = UNIT_SHORT.get(self.unit, self.unit)
+        return f"{self.label or self.name}" + (f" [{unit}]" if unit else "")
 
     def __post_init__(self) -> None:
         if self.unit not in UNITS:
@@ -95,9 +108,9 @@ class Output:
 
 #: outputs every run record has, measured by the runner rather than by a metric
 RUNNER_OUTPUTS: tuple[Output, ...] = (
-    Output("runtime_s", "seconds", "neutral", "time of the timed solve (median over repeats)"),
-    Output("prepare_s", "seconds", "neutral", "untimed preparation before the solve"),
-    Output("peak_mem_mb", "megabytes", "neutral", "peak memory of the solve"),
+    Output("runtime_s", "seconds", "neutral", "time of the timed solve (median over repeats)", label="runtime"),
+    Output("prepare_s", "seconds", "neutral", "untimed preparation before the solve", label="preparation time"),
+    Output("peak_mem_mb", "megabytes", "neutral", "peak memory of the solve", label="peak memory"),
 )
 
 
@@ -106,7 +119,7 @@ RUNNER_OUTPUTS: tuple[Output, ...] = (
 #: trade-off figures) read it the same way without loading plugins
 LEAKAGE_OUTPUT = Output("mi_bits", "bits", "lower", "mutual information I(A; B̂)",
                         "Calmon and Fawaz, Privacy against statistical inference, Allerton 2012",
-                        convex=True)
+                        convex=True, label="I(A; B̂)")
 
 
 def unknown_needs(needs: frozenset[str] | set[str] | tuple[str, ...]) -> list[str]:

@@ -114,3 +114,32 @@ def describe_excess(label: str, excess: dict[str, float], instance: str) -> str:
     return (f"{label} leaks {excess['min']:.3g} to {excess['max']:.3g} bits more than the optimum "
             f"at its distortion (E[d] = {excess['distortion']:.4g}; optimum in "
             f"[{excess['lower']:.4g}, {excess['upper']:.4g}] bits) on {instance}")
+
+
+def short_labels(frame: pd.DataFrame) -> dict[str, str]:
+    """Each run label shortened to the mechanism's name plus only the parameters that differ
+    between the runs shown (``sppm[iterations=1000,mode=optimal,tol=0.0001]`` alone reads
+    ``sppm``; beside ``sppm[mode=dual,tol=0.0001]`` it reads ``sppm[mode=optimal]``).
+
+    Why: full keys pushed compare's table past 80 columns ("0…"); the full key stays in
+    the legend below the table, in the report's hover text and in every ``--json``.
+    A shortening that would make two labels equal keeps them whole.
+    """
+    if frame.empty:
+        return {}
+    params: dict[str, dict[str, Any]] = {}
+    mechanism: dict[str, str] = {}
+    for label, mech, p in zip(frame["label"], frame["mechanism"], frame["params"], strict=True):
+        params[label] = p if isinstance(p, dict) else {}
+        mechanism[label] = str(mech)
+    short: dict[str, str] = {}
+    for mech in set(mechanism.values()):
+        mine = [label for label in params if mechanism[label] == mech]
+        keys = sorted({k for label in mine for k in params[label]})
+        differ = [k for k in keys if len({repr(params[label].get(k)) for label in mine}) > 1]
+        for label in mine:
+            short[label] = format_label(mech, {k: params[label][k] for k in differ
+                                                if k in params[label]})
+    if len(set(short.values())) < len(short):
+        return {label: label for label in short}
+    return short

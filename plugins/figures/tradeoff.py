@@ -49,7 +49,7 @@ class PrivacyDistortion(pb.Figure):
 
     def options(self, runs: pd.DataFrame, outputs: dict[str, Any]) -> list[dict[str, Any]]:
         return [{"output": name, "unit": out.unit, "direction": out.direction,
-                 "about": out.description}
+                 "about": out.description, "label": out.display}
                 for name, out in outputs.items()
                 if out.is_privacy and has_values(runs, name) and _varies(runs, name)]
 
@@ -84,13 +84,16 @@ class PrivacyDistortion(pb.Figure):
         return traces
 
     def get_metadata(self, runs: pd.DataFrame, output: str = CERTIFIED_OUTPUT, unit: str = "",
-                     about: str = "", direction: str = "lower", **_: Any) -> dict[str, Any]:
+                     about: str = "", direction: str = "lower", label: str = "", **_: Any
+                     ) -> dict[str, Any]:
         log = spans_decade(runs["delta"])
         more = "lower" if direction == "lower" else "higher"
-        meta = {"title": f"Privacy-distortion trade-off: {output}",
+        shown = label or (f"{output} [{unit}]" if unit else output)
+        meta = {"title": f"Privacy-distortion trade-off: {shown}",
                 "xlabel": "distortion E[d(B, B̂)]" + (" (log)" if log else ""),
-                "ylabel": f"{output} [{unit}]", "xlog": log, "ymin": 0,
-                "caption": f"{about or output}; {more} is more private. One point per budget Δ; "
+                "ylabel": shown, "xlog": log, "ymin": 0,
+                "caption": f"{about or output} (output {output}); {more} is more private. "
+                           "One point per budget Δ; "
                            "error bars: ± one standard deviation over replicates, or the "
                            "run's 95 % interval where it has one."}
         if output == CERTIFIED_OUTPUT:

@@ -93,10 +93,12 @@ class PosteriorAttack(pb.Metric):
     outputs = (
         pb.Output("posterior_auc", AUC, "lower",
                   "ROC AUC of the exact posterior adversary for A from B̂ (0.5: no better than chance)",
-                  "Fawcett, An introduction to ROC analysis, Pattern Recogn. Lett. 2006"),
+                  "Fawcett, An introduction to ROC analysis, Pattern Recogn. Lett. 2006",
+                            label="posterior adversary AUC"),
         pb.Output("posterior_roc", "none", "neutral", "the posterior adversary's ROC points {fpr, tpr}"),
         pb.Output("map_accuracy", "probability", "lower",
-                  "accuracy of the MAP guess of A from B̂ (the posterior Bayes vulnerability)", CITE_MAP),
+                  "accuracy of the MAP guess of A from B̂ (the posterior Bayes vulnerability)", CITE_MAP,
+                            label="MAP adversary accuracy"),
         pb.Output("map_accuracy_prior", "probability", "neutral",
                   "accuracy of the MAP guess of A with no release (the prior Bayes vulnerability)"),
     )
@@ -239,15 +241,19 @@ class _ClassifierAttack(pb.Metric):
 def classifier_outputs(p: str, who: str) -> tuple[pb.Output, ...]:
     """The outputs of a classifier attack with key prefix ``p`` (``who``: the model)."""
     return (
-        pb.Output(f"{p}_auc", AUC, "lower", f"ROC AUC of a {who} adversary on released records (k-fold CV)"),
-        pb.Output(f"{p}_accuracy", "probability", "lower", f"accuracy of the {who} adversary (k-fold CV)"),
+        pb.Output(f"{p}_auc", AUC, "lower", f"ROC AUC of a {who} adversary on released records (k-fold CV)",
+                  label=f"{who} AUC"),
+        pb.Output(f"{p}_accuracy", "probability", "lower", f"accuracy of the {who} adversary (k-fold CV)",
+                  label=f"{who} accuracy"),
         pb.Output(f"{p}_roc", "none", "neutral", f"the {who} adversary's ROC points {{fpr, tpr}}"),
         pb.Output(f"{p}_records", "count", "neutral", "released records the adversary saw"),
         pb.Output(f"{p}_folds", "count", "neutral", "cross-validation folds"),
         pb.Output(f"{p}_holdout_auc", AUC, "lower",
-                  f"ROC AUC of the {who} adversary on held-out users' released records"),
+                  f"ROC AUC of the {who} adversary on held-out users' released records",
+                  label=f"{who} AUC, held-out"),
         pb.Output(f"{p}_holdout_accuracy", "probability", "lower",
-                  f"accuracy of the {who} adversary on held-out users' released records"),
+                  f"accuracy of the {who} adversary on held-out users' released records",
+                  label=f"{who} accuracy, held-out"),
         pb.Output(f"{p}_holdout_records", "count", "neutral", "held-out records the adversary was tested on"),
         pb.Output(f"{p}_error", "none", "neutral", "why the attack could not run"),
         pb.Output(f"{p}_holdout_error", "none", "neutral", "why the held-out attack could not run"),

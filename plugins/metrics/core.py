@@ -22,7 +22,7 @@ class PriorLeakage(pb.Metric):
     description = "I(A; B) in bits, the leakage without any mechanism"
     needs = frozenset({"problem"})
     outputs = (pb.Output("prior_mi_bits", "bits", "lower", "I(A; B), the leakage with no mechanism",
-                         "Shannon 1948"),)
+                         "Shannon 1948", label="I(A; B)"),)
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         return {"prior_mi_bits": problem.prior_mi_bits}
@@ -42,7 +42,8 @@ class ExpectedDistortion(pb.Metric):
     name = "distortion"
     description = "exact E[d(B, B̂)]"
     needs = frozenset({"mapping"})
-    outputs = (pb.Output("distortion", "distortion", "neutral", "expected distortion E[d(B, B̂)]"),)
+    outputs = (pb.Output("distortion", "distortion", "neutral", "expected distortion E[d(B, B̂)]",
+              label="E[d(B, B̂)]"),)
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         return {"distortion": M.expected_distortion(problem, result.mapping)}
@@ -77,7 +78,7 @@ class LocalDP(pb.Metric):
                          "local-DP ε with respect to the public data B: max over b̂, b, b' of "
                          "ln X[b̂|b] / X[b̂|b'] (inf when some output is impossible for some b)",
                          "Kasiviswanathan et al., SIAM J. Comput. 2011; Duchi, Jordan, Wainwright, "
-                         "FOCS 2013"),)
+                         "FOCS 2013", label="LDP ε (public B)"),)
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         return {"ldp_epsilon_public": ldp_epsilon_public(result.mapping)}

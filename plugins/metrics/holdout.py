@@ -64,11 +64,13 @@ class HoldoutLeakage(pb.Metric):
     description = "I(A; B̂) and E[d] on held-out users (data sets with holdout=F)"
     needs = frozenset({"mapping", "holdout"})
     outputs = (
-        pb.Output("holdout_mi_bits", "bits", "lower", "I(A; B̂) under the held-out users' joint"),
+        pb.Output("holdout_mi_bits", "bits", "lower", "I(A; B̂) under the held-out users' joint",
+                  label="held-out I(A; B̂)"),
         pb.Output("holdout_mi_bias_bits", "bits", "neutral",
                   "the leakage held-out users show by sampling alone (Miller-Madow bias)",
                   "Miller, Note on the bias of information estimates, 1955"),
-        pb.Output("holdout_mi_gap_bits", "bits", "lower", "held-out minus design I(A; B̂)"),
+        pb.Output("holdout_mi_gap_bits", "bits", "lower", "held-out minus design I(A; B̂)",
+                  label="held-out − design I(A; B̂)"),
         pb.Output("holdout_distortion", "distortion", "neutral", "E[d(B, B̂)] on held-out users"),
         pb.Output("holdout_prior_mi_bits", "bits", "neutral", "I(A; B) of the held-out users"),
         pb.Output("holdout_users", "count", "neutral", "held-out users"),
@@ -100,9 +102,9 @@ class HoldoutAttack(pb.Metric):
     needs = frozenset({"mapping", "holdout"})
     outputs = (
         pb.Output("holdout_auc", "probability", "lower",
-                  "ROC AUC of the design-prior posterior adversary on held-out users"),
+                  "ROC AUC of the design-prior posterior adversary on held-out users", label="held-out posterior AUC"),
         pb.Output("holdout_map_accuracy", "probability", "lower",
-                  "MAP accuracy of the design-prior adversary on held-out users"),
+                  "MAP accuracy of the design-prior adversary on held-out users", label="held-out MAP accuracy"),
         pb.Output("holdout_map_accuracy_prior", "probability", "neutral",
                   "MAP accuracy on held-out users with no release"),
     )

@@ -98,9 +98,9 @@ class OptimumGap(pb.Metric):
                   "U >= I*(D_X): the leakage of a mapping with E[d] <= D_X"),
         pb.Output("excess_mi_bits_max", "bits", "lower",
                   "I(A; B̂) - L: the mapping leaks at most this much more than the optimum at "
-                  "its distortion"),
+                  "its distortion", label="excess over I* (at most)"),
         pb.Output("excess_mi_bits_min", "bits", "lower",
-                  "I(A; B̂) - U: ... and at least this much more (>= 0)"),
+                  "I(A; B̂) - U: ... and at least this much more (>= 0)", label="excess over I* (at least)"),
         pb.Output("optimum_source", "none", "neutral",
                   "who certified the interval: anchors, certificate (the run's own), cache "
                   "(earlier runs) or the solver run"),

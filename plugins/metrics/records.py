@@ -95,7 +95,7 @@ class EUtility(pb.Metric):
     outputs = (
         pb.Output("e_utility", "distortion", "neutral", "mean |A_dᵀ(x - x̃)|² over test records", CITE),
         pb.Output("e_utility_max", "distortion", "neutral", "largest |A_dᵀ(x - x̃)|² over test records"),
-        pb.Output("distortion", "distortion", "neutral", "the run's distortion: mean e_utility"),
+        pb.Output("distortion", "distortion", "neutral", "the run's distortion: mean e_utility", label="E[d(B, B̂)]"),
         pb.Output("e_utility_within_budget", "probability", "neutral", "share of test records with e_utility <= Δ"),
     )
 
@@ -115,12 +115,15 @@ class EPrivacy(pb.Metric):
     needs = frozenset({"records"})
     outputs = (
         pb.Output("e_privacy", "distortion", "higher",
-                  "mean squared error of the adversary's estimate of the confidential targets", CITE),
+                  "mean squared error of the adversary's estimate of the confidential targets", CITE,
+                            label="adversary MSE (e_privacy)"),
         pb.Output("e_privacy_model", "distortion", "higher",
-                  "mean |ỹ_c - A_cᵀx|², the adversary's move from its own model's prediction", CITE),
+                  "mean |ỹ_c - A_cᵀx|², the adversary's move from its own model's prediction", CITE,
+                            label="adversary's move from its model"),
         pb.Output("baseline_error", "distortion", "neutral", "error of predicting from the mean features"),
         pb.Output("complete_privacy_rate", "probability", "higher",
-                  "share of test records where the adversary does no better than the mean", CITE),
+                  "share of test records where the adversary does no better than the mean", CITE,
+                            label="complete-privacy rate"),
     )
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
@@ -141,9 +144,11 @@ class EPrivacyAttack(pb.Metric):
     needs = frozenset({"records"})
     outputs = (
         pb.Output("e_privacy_attack", "distortion", "higher",
-                  "adversary's mean squared error after retraining on cleaned data (Algorithm 3)", CITE),
+                  "adversary's mean squared error after retraining on cleaned data (Algorithm 3)", CITE,
+                            label="retrained adversary MSE"),
         pb.Output("complete_privacy_rate_attack", "probability", "higher",
-                  "complete-privacy rate against the retraining adversary", CITE),
+                  "complete-privacy rate against the retraining adversary", CITE,
+                            label="complete-privacy rate, retrained adversary"),
     )
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:

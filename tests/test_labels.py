@@ -1,0 +1,78 @@
+"""What a person reads: declared output labels with units, short mechanism labels with
+the full key in a legend, and compare's table within 80 columns with nothing cut."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+from rich.cells import cell_len
+
+import privbench as pb
+from privbench.cli import main
+from privbench.results.store import ResultStore
+from privbench.results.views import short_labels
+
+LONG = {"iterations": 1000, "mode": "optimal", "tol": 0.0001}
+
+
+def test_builtin_outputs_read_with_label_and_unit(host) -> None:
+    outputs = host.outputs()
+    assert outputs["mi_bits"].display == "I(A; B̂) [bits]"
+    assert outputs["lip_epsilon"].display == "LIP ε [nats]"
+    assert outputs["maximal_leakage"].display == "maximal leakage [bits]"
+    unlabelled = [name for name, out in outputs.items() if out.is_privacy and not out.label]
+    assert unlabelled == []  # every built-in privacy notion declares what a reader sees
+    assert pb.Output("x_leak", "bits", "lower").display == "x_leak [bits]"  # a plugin without
+
+
+def _frame(labels: list[tuple[str, dict]]) -> pd.DataFrame:
+    return pd.DataFrame({"mechanism": [m for m, _ in labels], "params": [p for _, p in labels],
+                         "label": [pb.protocol.plugin.format_label(m, p) for m, p in labels]})
+
+
+def test_short_labels_keep_only_the_parameters_that_differ() -> None:
+    alone = short_labels(_frame([("sppm", LONG), ("expmec", {})]))
+    assert alone == {"sppm[iterations=1000,mode=optimal,tol=0.0001]": "sppm", "expmec": "expmec"}
+    two = short_labels(_frame([("sppm", LONG), ("sppm", {**LONG, "mode": "dual"})]))
+    assert sorted(two.values()) == ["sppm[mode=dual]", "sppm[mode=optimal]"]
+
+
+def _store(db) -> None:
+    with ResultStore(db) as s:
+        for mech, params in (("sppm", LONG), ("sppm", {**LONG, "mode": "dual"}), ("expmec", {})):
+            for d, mi in ((1.0, 0.8), (4.0, 0.4), (16.0, 0.123456789)):
+                s.add({"mechanism": mech, "dataset": "toy", "params": params,
+                       "dataset_params": {}, "delta": d, "status": "ok", "mi_bits": mi,
+                       "prior_mi_bits": 1.0, "distortion": d * 0.9, "n": 64,
+                       "metrics": {"dataset_name": "toy[m=6]"},
+                       "run_key": f"{mech}{params}|toy|delta={d}"})
+
+
+def test_compare_fits_80_columns_and_cuts_nothing(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")  # a terminal 80 columns wide
+    monkeypatch.setattr("rich.console.Console.is_terminal", property(lambda self: True))
+    monkeypatch.setenv("NO_COLOR", "1")
+    db = tmp_path / "r.sqlite"
+    _store(db)
+    assert main(["compare", "--db", str(db), "--target", "0.25", "--target", "0.1"]) == 0
+    text = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)  # styles, not text
+    wide = [line for line in text.splitlines() if cell_len(line) > 80]  # B̂: one cell
+    assert wide == []
+    assert "…" not in text
+    rows = [line for line in text.splitlines() if line.startswith("│ ")]
+    assert any(r.startswith("│ sppm[mode=optimal]") for r in rows)  # the table row: short
+    assert any(r.startswith("│ sppm[mode=dual]") for r in rows)
+    assert text.count("iterations=1000") == 2  # the full keys: in the legend only
+    assert "sppm[mode=optimal] = sppm[iterations=1000,mode=optimal,tol=0.0001]" in text
+
+
+def test_tradeoff_figure_titles_and_axes_use_the_label(host) -> None:
+    from privbench.plugins.figures.tradeoff import PrivacyDistortion
+
+    runs = pd.DataFrame({"delta": [1.0, 4.0], "distortion": [1.0, 4.0], "status": ["ok", "ok"],
+                         "metrics": [{"lip_epsilon": 3.0}, {"lip_epsilon": 1.0}]})
+    fig = PrivacyDistortion()
+    option = next(o for o in fig.options(runs, host.outputs()) if o["output"] == "lip_epsilon")
+    meta = fig.get_metadata(runs, **option)
+    assert meta["ylabel"] == "LIP ε [nats]" and meta["title"].endswith("LIP ε [nats]")
