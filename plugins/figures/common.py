@@ -7,6 +7,7 @@ figure. Figure numbers refer to the SPPM paper.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -196,6 +197,13 @@ def _ci(m: Any, name: str) -> tuple[float, float] | None:
     return None
 
 
+def _spread(values: pd.Series) -> float:
+    """The sample sd of replicates; NaN (no error bar) when any is inf or NaN: inf - inf has
+    no spread to draw (and numpy warned "invalid value" 23-32 times per report)."""
+    v = values.to_numpy(dtype=float)
+    return float(np.std(v, ddof=1)) if v.size > 1 and np.isfinite(v).all() else math.nan
+
+
 def aggregate(runs: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     """One point per (label, Δ): the mean over replicates (runs that differ only by seed)
     with ± one standard deviation as the interval, or a single run's ``<output>_ci95``
@@ -213,7 +221,7 @@ def aggregate(runs: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
         point = {"label": label, "delta": float(delta), "x": g["_x"].mean(), "y": g["_y"].mean(),
                  "n": len(g), "x_low": np.nan, "x_high": np.nan, "y_low": np.nan, "y_high": np.nan}
         if len(g) > 1:
-            sx, sy = g["_x"].std(ddof=1), g["_y"].std(ddof=1)
+            sx, sy = _spread(g["_x"]), _spread(g["_y"])
             point.update(x_low=point["x"] - sx, x_high=point["x"] + sx,
                          y_low=point["y"] - sy, y_high=point["y"] + sy)
             text = f"{label} Δ={delta:g}: mean ± sd of {len(g)} replicates ({', '.join(keys[:3])}" \

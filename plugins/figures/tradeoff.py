@@ -8,6 +8,7 @@ new one gets its figure for free.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import privbench as pb
@@ -29,6 +30,18 @@ def spans_decade(values: pd.Series) -> bool:
     v = pd.to_numeric(values, errors="coerce")
     v = v[v > 0]
     return bool(len(v) >= 2 and float(v.max()) > 10 * float(v.min()))
+
+
+#: what an infinite value means (LIP / LDP ε, maximal leakage of sparse mappings)
+INF_NOTE = ("∞ (not drawn; the legend lists the budgets): the mapping has a zero where another "
+            "private value has mass, so a ratio of probabilities is unbounded.")
+
+
+def _any_inf(runs: pd.DataFrame, name: str) -> bool:
+    import numpy as np
+    import pandas as pd
+
+    return bool(np.isinf(pd.to_numeric(column(runs, name), errors="coerce")).any())
 
 
 def _varies(runs: pd.DataFrame, name: str) -> bool:
@@ -65,6 +78,10 @@ class PrivacyDistortion(pb.Figure):
         traces = []
         for label, g in pts.groupby("label", sort=True):
             g = g.sort_values(["delta", "x"])
+            infinite = g["y"].map(lambda v: math.isinf(v))
+            if infinite.any():  # not drawable: said in the legend (see INF_NOTE)
+                label = f"{label} (∞ at Δ = {', '.join(f'{d:g}' for d in g.loc[infinite, 'delta'])})"
+                g = g[~infinite]
             x = [float(v) if (v > 0 or not log) else floor for v in g["x"]]
             text = [t + (" (E[d] = 0, drawn at the left edge)" if log and v <= 0 else "")
                     for t, v in zip(g["text"], g["x"], strict=True)]
@@ -96,6 +113,8 @@ class PrivacyDistortion(pb.Figure):
                            "One point per budget Δ; "
                            "error bars: ± one standard deviation over replicates, or the "
                            "run's 95 % interval where it has one."}
+        if _any_inf(runs, output):
+            meta["caption"] += " " + INF_NOTE
         if output == CERTIFIED_OUTPUT:
             meta["caption"] += (" Grey: the certified band on the least leakage I*(D) (the "
                                 "runs' optimum metric).")
