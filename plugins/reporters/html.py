@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import math
 import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 import privbench as pb
 from privbench.plugins.figures import common
@@ -81,43 +85,109 @@ class _Figures:
 
     def _draw(self, fig: pb.Figure, runs: pd.DataFrame, options: dict[str, Any], where: str
               ) -> Block | None:
+        """One figure's block; whatever the figure returns or raises, only this block fails
+        (with the reason on the page), and no file of it is written."""
         try:
             traces = fig.plot(runs, **options)
+            if not traces:
+                return None
+            traces = checked_traces(traces)
             meta = fig.get_metadata(runs, **options)
+            if not isinstance(meta, dict):
+                raise TypeError(f"get_metadata returned {type(meta).__name__}; expected a dict")
+            figures = finite_json(to_plotly(traces, meta))
+            csv_text = _csv_text(traces)
+            title, caption = str(meta.get("title", fig.name)), str(meta.get("caption", ""))
+            images = {}
+            if self.static:
+                from .render_static import render_bytes
+
+                images = {ext: render_bytes(traces, meta, ext) for ext in ("png", "pdf")}
         except Exception as exc:  # noqa: BLE001 - a figure that fails fails its own block
             return {"type": "error", "text": f"figure {fig.name!r} failed on {where}: "
-                                             f"{type(exc).__name__}: {exc}"}
-        if not traces:
-            return None
+                                             f"{type(exc).__name__}: {str(exc)[:500]}"}
         fid = _slug("-".join([where, fig.name, *(str(v) for k, v in sorted(options.items())
                                                  if k in ("output", "attack", "base", "instance"))]))
         while fid in self.ids:
             fid += "-x"
         self.ids.add(fid)
-        csv_path = self._csv(fid, traces)
-        if self.static:
-            from .render_static import render_bytes
+        csv_path = self.folder.write(f"figures/{fid}.csv", csv_text)
+        self.files.append(csv_path)
+        self.files += [self.folder.write(f"figures/{fid}.{ext}", data) for ext, data in images.items()]
+        panels = [{"div": f"{fid}-{k}", "figure": f} for k, f in enumerate(figures)]
+        return {"type": "figure", "id": fid, "name": fig.name, "title": title,
+                "caption": caption, "panels": panels, "csv": f"figures/{csv_path.name}"}
 
-            self.files += [self.folder.write(f"figures/{fid}.{ext}", render_bytes(traces, meta, ext))
-                           for ext in ("png", "pdf")]
-        panels = [{"div": f"{fid}-{k}", "figure": f} for k, f in enumerate(to_plotly(traces, meta))]
-        return {"type": "figure", "id": fid, "name": fig.name, "title": meta.get("title", fig.name),
-                "caption": meta.get("caption", ""), "panels": panels,
-                "csv": f"figures/{csv_path.name}"}
 
-    def _csv(self, fid: str, traces: list[dict[str, Any]]) -> Path:
-        fh = io.StringIO(newline="")
-        w = csv.writer(fh)
-        w.writerow(["panel", "label", "kind", *CSV_KEYS])
-        for t in traces:
-            xs, ys = list(t.get("x") or []), list(t.get("y") or [])
-            for i in range(max(len(xs), len(ys))):
-                w.writerow([t.get("panel", ""), t.get("label", ""), t.get("kind", "line"),
-                            *((t.get(k) or [None] * (i + 1))[i]
-                              if i < len(t.get(k) or []) else "" for k in CSV_KEYS)])
-        path = self.folder.write(f"figures/{fid}.csv", fh.getvalue())
-        self.files.append(path)
-        return path
+
+#: the most points one figure may draw (10^6 points make a page no browser shows)
+MAX_POINTS = 200_000
+#: trace keys that hold one value per point
+POINT_KEYS = ("x", "y", "x_low", "x_high", "y_low", "y_high", "text")
+
+
+def checked_traces(traces: Any) -> list[dict[str, Any]]:
+    """A figure's traces checked before anything draws them: a list of dicts whose
+    per-point keys are sequences (not text), whose sizes and widths are finite numbers
+    > 0, and at most :data:`MAX_POINTS` points in all; else a ValueError or TypeError
+    saying which trace and key."""
+    if not isinstance(traces, list | tuple):
+        raise TypeError(f"plot returned {type(traces).__name__}; expected a list of trace dicts")
+    out, points = [], 0
+    for k, trace in enumerate(traces):
+        if not isinstance(trace, dict):
+            raise TypeError(f"trace {k} is {type(trace).__name__}; expected a dict")
+        trace = dict(trace)
+        for key in POINT_KEYS:
+            value = trace.get(key)
+            if value is None:
+                continue
+            if isinstance(value, str | bytes | dict) or not hasattr(value, "__len__"):
+                raise TypeError(f"trace {k} ({str(trace.get('label', ''))[:40]}): {key} is "
+                                f"{type(value).__name__} {str(value)[:20]!r}; expected a list")
+            trace[key] = list(value)
+        for key in ("size", "width"):
+            if key in trace:
+                try:
+                    number = float(trace[key])
+                except (TypeError, ValueError):
+                    number = math.nan
+                if not (math.isfinite(number) and number > 0):
+                    raise ValueError(f"trace {k} ({str(trace.get('label', ''))[:40]}): {key} = "
+                                     f"{str(trace[key])[:20]!r} is not a finite number > 0")
+        points += max(len(trace.get("x") or []), len(trace.get("y") or []))
+        if points > MAX_POINTS:
+            raise ValueError(f"the figure has more than {MAX_POINTS:,} points; the report draws "
+                             "at most that many per figure")
+        out.append(trace)
+    return out
+
+
+def finite_json(value: Any) -> Any:
+    """``value`` with every NaN or infinite float made None, so the page's JSON stays JSON
+    (``NaN`` makes ``JSON.parse`` throw, which blanked every plot)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): finite_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_json(v) for v in value]
+    if isinstance(value, np.generic):
+        return finite_json(value.item())
+    return value
+
+
+def _csv_text(traces: list[dict[str, Any]]) -> str:
+    fh = io.StringIO(newline="")
+    w = csv.writer(fh)
+    w.writerow(["panel", "label", "kind", *CSV_KEYS])
+    for t in traces:
+        xs, ys = list(t.get("x") or []), list(t.get("y") or [])
+        for i in range(max(len(xs), len(ys))):
+            w.writerow([t.get("panel", ""), t.get("label", ""), t.get("kind", "line"),
+                        *((t.get(k) or [None] * (i + 1))[i]
+                          if i < len(t.get(k) or []) else "" for k in CSV_KEYS)])
+    return fh.getvalue()
 
 
 def _excess_note(g: pd.DataFrame, instance: str) -> str:
@@ -202,6 +272,9 @@ def _render(context: dict[str, Any]) -> str:
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("privbench.plugins.reporters", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    # |tojson never writes NaN or Infinity (JSON.parse would throw on the whole page)
+    env.policies["json.dumps_function"] = lambda obj, **kw: json.dumps(
+        finite_json(obj), allow_nan=False, **kw)
     return env.get_template("report.html.j2").render(**context)
 
 

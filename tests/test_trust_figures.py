@@ -1,0 +1,92 @@
+"""Hostile figures stay in their block (issue 41, item 5): a figure plugin that raises or
+returns malformed traces (text=5, a None trace, NaN or infinite sizes, 10^6 points, NaN
+values) fails only its own block, with the reason on the page; every other figure draws,
+in headless Chromium too, and the page's JSON never holds NaN."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+import privbench as pb
+from privbench.cli import main
+from privbench.host import manager as host_module
+
+pytest.importorskip("plotly")
+pytest.importorskip("jinja2")
+TESTS = Path(__file__).resolve().parent
+FAST = ("--no-metric", "optimum", "--no-metric", "mapping_behaviour")
+
+
+@pytest.fixture
+def hostile_figures(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.setenv("PRIVBENCH_PLUGIN_MODULES", "hostile_figures")
+    previous = host_module.set_host(pb.PluginHost(env=dict(os.environ)))
+    yield
+    host_module.set_host(previous)
+
+
+@pytest.fixture
+def site(hostile_figures, tmp_path: Path) -> Path:
+    db = tmp_path / "r.sqlite"
+    assert main(["run", "-m", "identity", "-m", "expmec", "-d", "synthetic:m=2", "--delta", "0.5",
+                 "--delta", "2", "--db", str(db), *FAST]) == 0
+    out = tmp_path / "site"
+    assert main(["report", "--db", str(db), "--out", str(out)]) == 0  # was: the report failed
+    return out
+
+
+def _plots(page: str) -> dict:
+    found = re.search(r'<script type="application/json" id="pb-plots">(.*?)</script>', page, re.S)
+    assert found
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in the page's JSON: JSON.parse would throw")
+
+    return json.loads(found.group(1), parse_constant=refuse)
+
+
+def test_each_hostile_figure_fails_only_its_own_block(site: Path) -> None:
+    page = (site / "index.html").read_text()
+    reasons = {
+        "hostile_raises": "RuntimeError: deliberate figure failure",
+        "hostile_text_five": "text is int",
+        "hostile_none_trace": "trace 0 is NoneType; expected a dict",
+        "hostile_nan_size": "size = &#39;nan&#39; is not a finite number &gt; 0",
+        "hostile_inf_size": "size = &#39;inf&#39; is not a finite number &gt; 0",
+        "hostile_million": "more than 200,000 points",
+        "hostile_not_a_list": "plot returned str",
+    }
+    for name, reason in reasons.items():
+        line = next((x for x in page.splitlines() if f"figure &#39;{name}&#39; failed" in x), "")
+        assert reason in line, (name, line[:300])
+    plots = _plots(page)
+    figures = {p["figure"] for p in
+               [{"figure": m.group(1)} for m in re.finditer(r'data-figure="([^"]+)"', page)]}
+    assert "hostile_nan_values" in figures and "privacy-distortion" in figures
+    assert len(plots) > 5
+    # NaN values became nulls; no file of a failed figure was written
+    assert not list((site / "figures").glob("*hostile-raises*"))
+    assert not list((site / "figures").glob("*hostile-million*"))
+
+
+CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser") if Path(p).exists()),
+                None)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")
+def test_the_rest_of_the_report_draws_in_a_browser(site: Path, tmp_path: Path) -> None:
+    from test_report import render_in_chromium
+
+    page = (site / "index.html").read_text()
+    plots, console = render_in_chromium(site / "index.html", tmp_path)
+    assert "Uncaught" not in console, console
+    assert len(plots) == page.count('class="pb-plot"') > 5
+    drawn = [p for p in plots if p["svg"] >= 1]
+    assert len(drawn) == len(plots), [p for p in plots if p["svg"] < 1]
+    assert any(p["figure"] == "hostile_nan_values" for p in drawn)
