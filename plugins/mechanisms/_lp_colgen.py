@@ -44,7 +44,11 @@ ACCEPT_TOL = 1e-6
 #: entries below this are dropped from the returned mapping
 DROP_TOL = 1e-12
 #: how many of the most frequent per-output duals :meth:`ColumnGeneration.repair` tries
-REPAIR_CANDIDATES = 6
+REPAIR_CANDIDATES = 4
+#: outputs per column in the first master (the nearest ones)
+INITIAL_NEAREST = 8
+#: a block whose candidates exceed this many per column keeps each column's best only
+CANDIDATE_CAP = 16
 #: bytes of one pricing block (outputs x live columns, float64)
 BLOCK_BYTES = 48 * 2**20
 _INF = 1e30
@@ -169,6 +173,9 @@ class ColumnGeneration:
         self.n_t = n if lp.objective == "epigraph" else 0
         if self.n_t:
             self._add_epigraph()
+        #: every family's coefficients stacked, (R, m): one product prices all rows
+        self.coef = (np.concatenate([f.coef for f in lp.families], axis=0) if lp.families
+                     else np.zeros((0, m)))
         self.pairs_i = np.zeros(0, np.int64)
         self.pairs_j = np.zeros(0, np.int64)
         self.in_master = np.zeros((n, m), dtype=bool)
@@ -248,45 +255,60 @@ class ColumnGeneration:
             out.append(pi)
         return out
 
-    def price(self, y: np.ndarray, repair: bool = True) -> tuple[float, np.ndarray, np.ndarray]:
-        """The Lagrangian bound of duals ``y`` and the new pairs (i, j) with rc' - u_j < 0."""
+    def price(self, y: np.ndarray, repair: bool = False, columns: bool = True
+              ) -> tuple[float, np.ndarray, np.ndarray]:
+        """The Lagrangian bound of duals ``y`` and the new pairs (i, j) with rc' - u_j < 0.
+
+        Per column the candidates are the pairs within half of its most negative reduced
+        cost (at most ``per_column`` of them, the best first). ``repair`` replaces the
+        duals by :meth:`repair`'s (a bound only: ``columns=False``).
+        """
         d, n, m = self.d, self.d.n, self.d.m
         u = y[:m]
         lam = min(float(y[self.budget_row]), 0.0) if self.budget_row >= 0 else 0.0
         weight = (1.0 if self.lp.objective == "distortion" else 0.0) - lam
         pis = self.repair(self.project(y), u, weight) if repair else self.project(y)
+        bound = self.fixed_terms(pis, lam)
+        P = np.concatenate(pis, axis=0) if pis else np.zeros((0, n))
+        colmin = np.full(m, np.inf)
+        cand_i, cand_j, cand_v = [], [], []
+        step = block_rows(m)
+        for lo in range(0, n, step):
+            hi = min(lo + step, n)
+            rc = weight * d.dcost[lo:hi]
+            if P.shape[0]:
+                rc -= P[:, lo:hi].T @ self.coef
+            np.minimum(colmin, rc.min(axis=0), out=colmin)
+            if not columns:
+                continue
+            rc -= u[None, :]
+            best = rc.min(axis=0)
+            ii, jj = np.nonzero((rc < 0) & (rc <= 0.5 * best[None, :]))
+            if ii.size > CANDIDATE_CAP * m:  # near-equal outputs: each column's best only
+                jj = np.flatnonzero(best < 0)
+                ii = rc[:, jj].argmin(axis=0)
+            cand_i.append(ii + lo)
+            cand_j.append(jj)
+            cand_v.append(rc[ii, jj])
+        bound = max(bound + float(colmin.sum()), self.lp.floor)
+        if not columns:
+            return bound, np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return bound, *self._best(np.concatenate(cand_i), np.concatenate(cand_j),
+                                  np.concatenate(cand_v))
+
+    def fixed_terms(self, pis: list[np.ndarray], lam: float) -> float:
+        """The bound's terms other than Σ_j min_i rc': budget, finite row bounds, t_i."""
         bound = lam * float(self.lp.delta) if self.budget_row >= 0 else 0.0
-        for f, pi in zip(self.lp.families, pis, strict=True):  # finite row bounds times their duals
+        for f, pi in zip(self.lp.families, pis, strict=True):
             if np.isfinite(f.lower):
                 bound += f.lower * float(np.clip(pi, 0.0, None).sum())
             if np.isfinite(f.upper):
                 bound += f.upper * float(np.clip(pi, None, 0.0).sum())
         if self.n_t:
-            rc_t = 1.0 + sum(pi.sum(axis=0) for f, pi in zip(self.lp.families, pis, strict=True) if f.epigraph)
+            rc_t = 1.0 + sum(pi.sum(axis=0) for f, pi in zip(self.lp.families, pis, strict=True)
+                             if f.epigraph)
             bound += float(np.minimum(rc_t, 0.0).sum())
-        colmin = np.full(m, np.inf)
-        cand_i, cand_j, cand_v = [], [], []
-        k = min(self.per_column, n)
-        step = block_rows(m)
-        cols = np.arange(m)
-        for lo in range(0, n, step):
-            hi = min(lo + step, n)
-            rc = weight * d.dcost[lo:hi]
-            for f, pi in zip(self.lp.families, pis, strict=True):
-                rc -= pi[:, lo:hi].T @ f.coef
-            np.minimum(colmin, rc.min(axis=0), out=colmin)
-            rc -= u[None, :]
-            kk = min(k, hi - lo)
-            top = np.argpartition(rc, kk - 1, axis=0)[:kk] if kk < hi - lo else \
-                np.broadcast_to(np.arange(hi - lo)[:, None], (hi - lo, m))
-            vals = np.take_along_axis(rc, top, axis=0)
-            neg = vals < 0
-            cand_i.append((top + lo)[neg])
-            cand_j.append(np.broadcast_to(cols, top.shape)[neg])
-            cand_v.append(vals[neg])
-        bound = max(bound + float(colmin.sum()), self.lp.floor)
-        return bound, *self._best(np.concatenate(cand_i), np.concatenate(cand_j),
-                                  np.concatenate(cand_v))
+        return bound
 
     def repair(self, pis: list[np.ndarray], u: np.ndarray, weight: float) -> list[np.ndarray]:
         """Per output, the dual among a few candidates whose reduced costs are least negative.
@@ -300,7 +322,7 @@ class ColumnGeneration:
         """
         d, n, m = self.d, self.d.n, self.d.m
         own = np.concatenate(pis, axis=0)  # (R, n)
-        coef = np.concatenate([f.coef for f in self.lp.families], axis=0)  # (R, m)
+        coef = self.coef  # (R, m)
         epi = self.n_t > 0
         if epi:
             size = np.abs(own).sum(axis=0)
@@ -345,22 +367,24 @@ class ColumnGeneration:
 
     # -- the loop --------------------------------------------------------------------------
     def initial_pairs(self) -> None:
-        """Each column's nearest output and the constant output of least E[d]."""
+        """Each column's ``INITIAL_NEAREST`` nearest outputs and the constant output of least
+        E[d]: an output's rows (LIP, perfect privacy) can only balance once several columns
+        with different posteriors reach it, which one nearest output per column never gives."""
         d = self.d
-        nearest = np.empty(d.m, np.int64)
-        best = np.full(d.m, np.inf)
-        const = np.empty(d.n)
-        step = block_rows(d.m)
-        for lo in range(0, d.n, step):
-            blk = d.dcost[lo: lo + step]
-            arg = blk.argmin(axis=0)
-            val = blk[arg, np.arange(d.m)]
-            better = val < best
-            nearest[better], best[better] = arg[better] + lo, val[better]
-            const[lo: lo + step] = blk.sum(axis=1)
+        k = min(INITIAL_NEAREST, d.n)
+        step = block_rows(d.n)
+        rows, cols = [], []
+        for lo in range(0, d.m, step):
+            hi = min(lo + step, d.m)
+            blk = d.dcost[:, lo:hi]
+            top = np.argpartition(blk, k - 1, axis=0)[:k] if k < d.n else \
+                np.broadcast_to(np.arange(d.n)[:, None], (d.n, hi - lo))
+            rows.append(top.ravel())
+            cols.append(np.broadcast_to(np.arange(lo, hi), top.shape).ravel())
+        const = np.concatenate([d.dcost[lo: lo + step].sum(axis=1) for lo in range(0, d.n, step)])
         j = np.arange(d.m)
-        self.add_pairs(np.concatenate([nearest, np.full(d.m, int(const.argmin()))]),
-                       np.concatenate([j, j]))
+        self.add_pairs(np.concatenate(rows + [np.full(d.m, int(const.argmin()))]),
+                       np.concatenate(cols + [j]))
 
     def run(self) -> ColgenResult:
         """Rounds of master solve and pricing until the relative gap is below ``tol``."""
@@ -375,6 +399,8 @@ class ColumnGeneration:
             obj, x, y = self.solve_master()
             t1 = time.perf_counter()
             bound, new_i, new_j = self.price(y)
+            if relative_gap(obj, bound) > self.tol:  # degenerate duals: try repaired ones
+                bound = max(bound, self.price(y, repair=True, columns=False)[0])
             t_price += time.perf_counter() - t1
             t_lp += t1 - t0
             trace.append((obj, bound))
@@ -382,10 +408,7 @@ class ColumnGeneration:
                 converged = True
                 break
             if self.add_pairs(new_i, new_j) == 0:
-                # the repaired duals price nothing new: the master's own duals must
-                _, new_i, new_j = self.price(y, repair=False)
-                if self.add_pairs(new_i, new_j) == 0:
-                    break
+                break
         gap = relative_gap(obj, bound)
         return ColgenResult(mapping=self.mapping(x), objective=obj, bound=bound, gap=gap,
                             rounds=rounds, columns=int(self.pairs_i.size), rows=self.n_rows,

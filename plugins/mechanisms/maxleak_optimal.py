@@ -67,3 +67,11 @@ class MaxLeakOptimal(LPMappingMechanism):
 @pb.hookimpl
 def privbench_register_mechanisms() -> list[type]:
     return [MaxLeakOptimal]
+
+
+@pb.hookimpl
+def privbench_register_commands(cli) -> None:
+    """``privbench benchmark catalogue`` (imported only when the command line is built)."""
+    from privbench.plugins.mechanisms._catalogue_benchmark import add_parser
+
+    add_parser(cli)
