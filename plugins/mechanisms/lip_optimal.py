@@ -21,9 +21,10 @@ The mapping meets its ε at every ε (the runner checks it: ``promises``). An LP
 rows only to ~1e-9, and entries below 1e-12 are dropped, so at large ε (about 16 nats on
 MovieLens) e^{-ε} p(b̂) falls below the tolerance and the solver's point may have
 W(b̂|a) = 0: an infinite ε. The returned mapping is therefore repaired: mixed with the
-uniform mapping U (which is perfectly private) by the least θ that makes every row hold
-exactly, X' = (1 - θ) X + θ U (``repair_theta`` in the stats; its cost in E[d] is at most
-θ (E_U[d] - E_X[d])). Above ``EPSILON_SOLVED_MAX`` = 500 nats the LP is solved, and the
+mapping V that sends every input uniformly to the outputs B where X breaks a row (V is
+perfectly private, and outside B every ratio is kept) by the least θ that makes every row
+hold exactly, X' = (1 - θ) X + θ V (``repair_theta`` in the stats; its cost in E[d] is at
+most θ (E_V[d] - E_X[d])). Above ``EPSILON_SOLVED_MAX`` = 500 nats the LP is solved, and the
 mapping repaired, at 500: e^{-500} ≈ 7e-218 is still a normal float, while e^{-ε} of a
 larger ε underflows towards 0 and could not be told from "no lower row". Such a mapping is
 ε-LIP for every ε >= 500 (``epsilon_solved`` in the stats says which ε the LP used).
@@ -48,34 +49,38 @@ NOTIONS = ("lip", "ldp")
 EPSILON_SOLVED_MAX = 500.0
 #: the repair aims this far inside ε >= 1 (relative): the runner's tolerance is 1e-9
 REPAIR_MARGIN = 1e-11
+#: the most entries the repair's dense rows may hold (|B| x n)
+MAX_REPAIR_ENTRIES = 20_000_000
 
 
-def least_mix(W: np.ndarray, q: np.ndarray, n: int, epsilon: float, notion: str) -> float:
-    """The least θ in [0, 1] such that X' = (1 - θ) X + θ U meets ε, where W[a, i] =
-    p(b̂_i | a) and q[i] = p(b̂_i) of X, and U the uniform mapping (W_U = q_U = 1/n).
+def least_mix(W: np.ndarray, q: np.ndarray, epsilon: float, notion: str
+              ) -> tuple[float, np.ndarray]:
+    """The least θ in [0, 1], and the outputs B, such that X' = (1 - θ) X + θ V meets ε,
+    where W[a, i] = p(b̂_i | a) and q[i] = p(b̂_i) of X, B the outputs where X breaks a
+    row, and V sends every input uniformly to B (perfectly private: W_V = q_V = 1/|B| on B).
 
-    Each row r(X) <= 0 is linear in X, so r(X') = (1 - θ) r(X) + θ r(U) with r(U) < 0,
-    and θ >= r(X) / (r(X) - r(U)) wherever r(X) > 0."""
+    Outside B every ratio is kept (W and q both scale by 1 - θ); on B each row r(X) <= 0 is
+    linear in X, so r(X') = (1 - θ) r(X) + θ r(V) with r(V) < 0, and θ >= r(X) / (r(X) -
+    r(V)) wherever r(X) > 0."""
     # aim inside ε (relative margin); below ε = 1, where the runner's tolerance is absolute
-    # (1e-9 nats), at half of it past ε, so ε = 0 does not force θ = 1 (U itself)
+    # (1e-9 nats), at half of it past ε, so ε = 0 does not force θ = 1 (V itself)
     eps = epsilon * (1.0 - REPAIR_MARGIN) if epsilon >= 1 else epsilon + 0.5e-9
     shrink = math.exp(-eps)
     if notion == "lip":
         # lower: e^{-ε} q - W <= 0; upper, scaled by e^{-ε}: e^{-ε} W - q <= 0
-        rows_x = [shrink * q[None, :] - W, shrink * W - q[None, :]]
-        rows_u = [(shrink - 1.0) / n, (shrink - 1.0) / n]
+        rows = [(shrink * q[None, :] - W).max(axis=0), (shrink * W - q[None, :]).max(axis=0)]
     else:  # ldp: e^{-ε} W(b̂|a) - W(b̂|a') <= 0 for all a, a'
-        rows_x = [shrink * W.max(axis=0) - W.min(axis=0)]
-        rows_u = [(shrink - 1.0) / n]
-    theta = 0.0
-    for rx, ru in zip(rows_x, rows_u, strict=True):
-        bad = rx > 0
-        if bad.any():
-            if ru >= 0:  # ε = 0 (to rounding): only U itself meets it
-                return 1.0
-            theta = max(theta, float(np.max(rx[bad] / (rx[bad] - ru))))
+        rows = [shrink * W.max(axis=0) - W.min(axis=0)]
+    outputs = np.flatnonzero(np.logical_or.reduce([r > 0 for r in rows]) & (q > 0))
+    if outputs.size == 0:
+        return 0.0, outputs
+    r_v = (shrink - 1.0) / outputs.size
+    if r_v >= 0:  # ε = 0 (to rounding): only V itself meets it
+        return 1.0, outputs
+    theta = max(float(np.max(np.where(r[outputs] > 0, r[outputs] / (r[outputs] - r_v), 0.0)))
+                for r in rows)  # only the rows X breaks
     # a hair more than the least θ, so rounding cannot leave a row just outside
-    return min(1.0, theta * (1.0 + 1e-6) + (1e-300 if theta > 0 else 0.0))
+    return min(1.0, theta * (1.0 + 1e-6) + 1e-300), outputs
 
 
 class LipOptimal(LPMappingMechanism):
@@ -121,7 +126,7 @@ class LipOptimal(LPMappingMechanism):
         return {"lip_epsilon" if self.notion == "lip" else "ldp_epsilon_private": float(delta)}
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
-        """The LP at min(ε, EPSILON_SOLVED_MAX), then the least mix with U that meets it."""
+        """The LP at min(ε, EPSILON_SOLVED_MAX), then the least mix with V that meets it."""
         solved = min(float(delta), EPSILON_SOLVED_MAX)
         base = super().run(problem, solved)
         X = sp.csc_array(base.mapping)  # stays sparse unless the repair mixes in U
@@ -130,9 +135,18 @@ class LipOptimal(LPMappingMechanism):
         X_live = X[:, np.flatnonzero(live)]
         W = np.asarray(X_live @ cond.T).T
         q = np.asarray(X_live @ problem.p_b[live])
-        theta = least_mix(W, q, problem.n, solved, self.notion)
-        if theta > 0:
-            X = (1.0 - theta) * X.toarray() + theta / problem.n
+        theta, outputs = least_mix(W, q, solved, self.notion)
+        if theta > 0:  # dense only on the rows of the outputs that broke a row
+            if outputs.size * problem.n > MAX_REPAIR_ENTRIES:
+                raise pb.PrivbenchError(
+                    f"{self.name}: the LP's mapping breaks ε = {solved:g} at {outputs.size} "
+                    f"outputs; repairing it needs {outputs.size * problem.n:,} dense entries "
+                    f"(more than {MAX_REPAIR_ENTRIES:,}): use a smaller alphabet")
+            V = sp.csc_array((np.full(outputs.size * problem.n, 1.0 / outputs.size),
+                              (np.repeat(outputs, problem.n), np.tile(np.arange(problem.n),
+                                                                      outputs.size))),
+                             shape=X.shape)
+            X = sp.csc_array((1.0 - theta) * X + theta * V)
         stats = {k: v for k, v in base.stats.items() if k not in ("lip_epsilon_nats",
                                                                      "ldp_epsilon_nats")}
         stats.update(epsilon_solved=solved, repair_theta=theta)
