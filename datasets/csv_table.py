@@ -445,6 +445,7 @@ class CSVTable(TableAdapter):
     """
 
     name = "csv"
+    citation = "none: the user's own table (cite its source)"
     description = "your own table: a private column, public columns, a distortion"
     source = "a delimited text file you provide (path=...)"
     licence = "whatever applies to your file"

@@ -21,6 +21,7 @@ import privbench as pb
 
 class LinearGaussian(pb.DatasetAdapter):
     name = "linear_gaussian"
+    citation = 'Xu et al., Cleaning the null space, AAAI 2017 (the linear-Gaussian record setting)'
     description = "seeded linear-Gaussian multi-label data (record mechanisms)"
     source = "generated"
     licence = "generated"

@@ -20,6 +20,7 @@ MAX_N = 20_000
 
 class RandomProblem(pb.DatasetAdapter):
     name = "random"
+    citation = 'none: seeded random problems for tests (privbench)'
     description = "seeded random prior and distortion (tests, property checks)"
     source = "generated"
     licence = "generated"

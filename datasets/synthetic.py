@@ -22,6 +22,7 @@ def toy_joint(m: int) -> np.ndarray:
 
 class Synthetic(pb.DatasetAdapter):
     name = "synthetic"
+    citation = 'Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014 (the toy example)'
     description = "SPPM toy example: 2^m symbols, B determines A, squared l2 distortion"
     source = "SPPM paper, section 2 (embedded; no download)"
     licence = "generated"

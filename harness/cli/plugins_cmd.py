@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import textwrap
 from typing import Any
 
 from privbench.host.manager import KINDS, PluginInfo, get_host
@@ -86,7 +88,6 @@ def _default(p: dict[str, Any]) -> str:
 
 def _print_info(data: dict[str, Any]) -> None:
     """Plain text, one fact a line (no rich markup: names and defaults print as they are)."""
-    from privbench.host.describe import first_sentence
 
     print(f"{data['name']} ({data['kind']}, {data['status']}) from {data['distribution']} "
           f"{data['version']}")
@@ -103,9 +104,12 @@ def _print_info(data: dict[str, Any]) -> None:
     if params:
         print("parameters (NAME:k=v,... on the command line):")
         width = max(len(p["name"]) for p in params)
-        for p in params:
+        columns = max(60, shutil.get_terminal_size((80, 24)).columns)
+        for p in params:  # the whole doc, wrapped (once cut at its first sentence)
             head = f"  {p['name']:<{width}}  {p['type'] or '-'} = {_default(p)}"
-            print(head + (f"  {first_sentence(p['doc'])}" if p["doc"] else ""))
+            doc = " ".join(str(p["doc"] or "").split())
+            print("\n".join(textwrap.wrap(doc, columns, initial_indent=head + "  ",
+                                           subsequent_indent=" " * 6)) if doc else head)
     elif data.get("class"):
         print("parameters: none")
     if data["kind"] == "metric":
@@ -118,4 +122,5 @@ def _print_info(data: dict[str, Any]) -> None:
         kinds = [f"{o['unit']}, {o['direction']}" for o in outputs]
         span = max(map(len, kinds), default=0)
         for o, kind in zip(outputs, kinds, strict=True):
-            print(f"  {o['name']:<{width}}  {kind:<{span}}  {o['description']}")
+            label = f"{o['label']}: " if o.get("label") else ""
+            print(f"  {o['name']:<{width}}  {kind:<{span}}  {label}{o['description']}")

@@ -195,6 +195,7 @@ class DaskExecutor(pb.Executor):
     """Ship runs to a Dask cluster and stream their records back as they finish."""
 
     name = "dask"
+    citation = 'Rocklin, Dask: parallel computation with blocked algorithms and task scheduling, SciPy 2015'
     description = "Dask cluster (--scheduler tcp://HOST:PORT, or a LocalCluster on loopback)"
     requirements = ("distributed",)
     extra = "dask"

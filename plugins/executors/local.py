@@ -14,6 +14,7 @@ import privbench as pb
 
 class LocalExecutor(pb.Executor):
     name = "local"
+    citation = 'none: runs in this process (privbench)'
     description = "sequential, in process (SIGALRM timeouts)"
 
     def __init__(self) -> None:

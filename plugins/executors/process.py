@@ -24,6 +24,7 @@ from privbench.protocol.taint import take_taint
 
 class ProcessExecutor(pb.Executor):
     name = "process"
+    citation = "none: privbench's process pool (pebble)"
     description = "process pool with hard timeouts and crash isolation"
     requirements = ("pebble",)
     #: the least --max-mem (MB): a worker reserves ~350 MB of address space importing

@@ -37,6 +37,7 @@ def with_holdout(df: pd.DataFrame) -> pd.DataFrame:
 
 class LearningCurve(pb.Figure):
     name = "learning-curve"
+    citation = "none: privbench's held-out study"
     order = 70
     description = "held-out leakage against the number of design users, one panel per budget"
     reads = ("holdout_mi_bits", "design_users")

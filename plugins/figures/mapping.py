@@ -26,6 +26,7 @@ def at_middle_budget(rows: pd.DataFrame) -> tuple[float, pd.DataFrame]:
 
 class RocCurves(pb.Figure):
     name = "roc"
+    citation = 'Fawcett, An introduction to ROC analysis, Pattern Recogn. Lett. 2006'
     order = 30
     description = "ROC curves of each stored attack at three budgets (SPPM Figures 3-4)"
 
@@ -63,6 +64,7 @@ class RocCurves(pb.Figure):
 
 class MappingBehaviour(pb.Figure):
     name = "mapping-behaviour"
+    citation = 'Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014 (mapping behaviour)'
     order = 40
     description = "P(mapped to the k-th closest symbol), mean ± standard error (SPPM Figure 5)"
     reads = ("behaviour_mean",)
@@ -95,6 +97,7 @@ class MappingBehaviour(pb.Figure):
 
 class SupportSizes(pb.Figure):
     name = "support-sizes"
+    citation = 'Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014 (support sizes)'
     order = 50
     description = "how many symbols have a support of each size, sparse mappings (SPPM Figure 7)"
     reads = ("support_hist",)
@@ -126,6 +129,7 @@ class SupportSizes(pb.Figure):
 
 class RuntimeVsSize(pb.Figure):
     name = "runtime-vs-size"
+    citation = 'Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014 (runtime against n)'
     order = 60
     description = "median runtime against alphabet size n, per mechanism (SPPM Figure 6)"
     reads = ("runtime_s", "n")

@@ -259,6 +259,7 @@ def html_table(shoot: Shootout) -> str:
 
 class SolverProfile(pb.Figure):
     name = "solver-profile"
+    citation = 'Dolan and Moré, Benchmarking optimization software with performance profiles, Math. Program. 2002'
     order = 10
     description = "performance profiles of the time to a certified gap (solver shootout)"
     reads = ("trace",)
@@ -289,6 +290,7 @@ class SolverProfile(pb.Figure):
 
 class Suboptimality(pb.Figure):
     name = "suboptimality"
+    citation = "none: privbench's solver shootout (gap against time)"
     order = 20
     description = "objective minus the best certified lower bound against time, per solver"
     reads = ("trace",)

@@ -53,6 +53,7 @@ def _varies(runs: pd.DataFrame, name: str) -> bool:
 
 class PrivacyDistortion(pb.Figure):
     name = "privacy-distortion"
+    citation = 'Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014 (Figure 2)'
     order = 10
     description = "privacy-distortion trade-off under each declared privacy notion (SPPM Figure 2)"
     reads = ("distortion",)
@@ -123,6 +124,7 @@ class PrivacyDistortion(pb.Figure):
 
 class DesignVsHoldout(pb.Figure):
     name = "design-vs-holdout"
+    citation = 'Miller, Note on the bias of information estimates, 1955 (the sampling floor)'
     order = 20
     description = "leakage under the design prior and on held-out users, against Δ"
     reads = ("holdout_mi_bits", "mi_bits")

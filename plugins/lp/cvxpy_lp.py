@@ -21,6 +21,7 @@ class CvxpyBackend(RebuildingBackend):
     """LP through cvxpy; ``solver`` is any installed cvxpy solver name (default CLARABEL)."""
 
     name = "cvxpy"
+    citation = 'Diamond and Boyd, CVXPY: a Python-embedded modeling language for convex optimization, JMLR 2016'
     description = "any LP solver cvxpy has (default CLARABEL; HIGHS, SCIPY, ...)"
     requirements = ("cvxpy",)
     extra = "cvxpy"

@@ -47,6 +47,7 @@ class HighsBackend(pb.LPBackend):
     """Persistent highspy model, primal simplex warm starts, presolve off."""
 
     name = "highs"
+    citation = 'Huangfu and Hall, Parallelizing the dual revised simplex method, Math. Prog. Comp. 2018'
     description = "HiGHS via highspy: persistent model, warm-started primal simplex"
     requirements = ("highspy",)
     extra = "highs"

@@ -19,6 +19,9 @@ class MCKPBackend(pb.LPBackend):
     """Exact greedy on the lower hulls; the column order is rebuilt only when columns grow."""
 
     name = "mckp"
+    citation = ('Kellerer, Pferschy, Pisinger, Knapsack Problems, Springer 2004 (multiple-choice '
+                'knapsack); Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving '
+                'Mappings, UAI 2014')
     description = "exact multiple-choice knapsack LP (hulls + greedy), O(|V| log |V|), numba"
     requirements = ("numba",)
 

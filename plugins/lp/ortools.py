@@ -201,6 +201,7 @@ class GlopBackend(_WorkerBackend):
     """GLOP (primal/dual simplex) in a worker process; the model persists across solves."""
 
     name = "glop"
+    citation = 'Perron and Furnon, OR-Tools (Glop), Google'
     description = "OR-Tools GLOP simplex, in a worker process (cannot share one with highspy)"
     solver_id = "GLOP"
 
@@ -212,6 +213,8 @@ class PdlpBackend(_WorkerBackend):
     """PDLP (first-order primal-dual) in a worker process, to ``tolerance``."""
 
     name = "pdlp"
+    citation = ('Applegate et al., Practical large-scale linear programming using primal-dual hybrid '
+                'gradient, NeurIPS 2021; OR-Tools')
     description = "OR-Tools PDLP first-order LP solver, in a worker process"
     solver_id = "PDLP"
 

@@ -19,6 +19,7 @@ class ScipyLinprogBackend(RebuildingBackend):
     """Cold solves with scipy's bundled HiGHS (dual simplex by default)."""
 
     name = "scipy"
+    citation = 'Virtanen et al., SciPy 1.0, Nature Methods 2020'
     description = "scipy.optimize.linprog(method='highs'), cold re-solves (baseline)"
     requirements = ("scipy",)
 

@@ -23,6 +23,8 @@ class Constant(pb.MappingMechanism):
     """X[b̂*, j] = 1 for every j, b̂* the output of least expected distortion."""
 
     name = "constant"
+    citation = ('Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014 '
+                '(baseline); Hay et al., DPBench, SIGMOD 2016 (baselines in every comparison)')
     baseline = True  # every sweep adds it (baselines = true)
     description = "one fixed output of least expected distortion for every b (I = 0; Δ unused)"
     delta_role = "unused"

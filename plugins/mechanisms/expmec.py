@@ -55,6 +55,9 @@ class ExponentialMechanism(pb.SizeLimited, pb.MappingMechanism):
     """ExpMec: a dense mapping; refuses alphabets above ``max_n`` (n x n memory)."""
 
     name = "expmec"
+    citation = ('McSherry and Talwar, Mechanism design via differential privacy, FOCS 2007; compared '
+                'in Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI '
+                '2014')
     description = "exponential mechanism, β calibrated to the budget (local DP baseline)"
     test_parameters = {"beta": [None, 0.5]}
 

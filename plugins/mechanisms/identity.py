@@ -11,6 +11,8 @@ class Identity(pb.MappingMechanism):
     """X = I. The no-privacy baseline every curve starts from."""
 
     name = "identity"
+    citation = ('Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014 '
+                '(no mapping); Hay et al., DPBench, SIGMOD 2016 (baselines in every comparison)')
     baseline = True  # every sweep adds it (baselines = true)
     description = "release the public data unchanged (baseline)"
 

@@ -32,6 +32,8 @@ class LaplaceNoise(_records.AllyPredictorMechanism):
     """Additive Laplace noise calibrated to a null-space run's e_utility."""
 
     name = "laplace"
+    citation = ('Dwork, McSherry, Nissim, Smith, Calibrating noise to sensitivity in private data '
+                'analysis, TCC 2006; at equal utility as in Xu et al., AAAI 2017')
     delta_role = "epsilon"
     description = "Laplace noise on features at equal e_utility (null-space paper, Fig. 7)"
     test_parameters = {"match": ["nullspace", "budget"], "test_fraction": [0.2]}

@@ -87,6 +87,8 @@ class LipOptimal(LPMappingMechanism):
     """Least E[d] under ε-LIP (or ε-LDP w.r.t. A with ``notion="ldp"``), Δ read as ε."""
 
     name = "lip_optimal"
+    citation = ('Jiang, Li, Tandon, Local information privacy and its application to '
+                'privacy-preserving data aggregation, IEEE TDSC 2022')
     description = "least E[d] under ε-local information privacy (Δ = ε; notion=ldp: LDP on A), an LP"
     delta_role = "epsilon"
     respects_budget = False

@@ -34,6 +34,7 @@ class MapOptimal(LPMappingMechanism):
     """Least Bayes vulnerability Σ_b̂ max_a p(a, b̂) subject to E[d] <= Δ (LP)."""
 
     name = "map_optimal"
+    citation = 'Alvim et al., The Science of Quantitative Information Flow, Springer 2020 (Bayes vulnerability)'
     description = "least MAP-adversary success Σ max_a p(a, b̂) with E[d] <= Δ (QIF), an LP"
     lp_kind = "the Bayes-vulnerability LP"
 

@@ -42,6 +42,7 @@ class MaxLeakOptimal(LPMappingMechanism):
     """Least maximal leakage L(A→B̂) subject to E[d] <= Δ (LP, n <= ``max_n``)."""
 
     name = "maxleak_optimal"
+    citation = 'Issa, Wagner, Kamath, An operational approach to information leakage, IEEE T-IT 2020'
     description = "least maximal leakage with E[d] <= Δ (Issa et al. 2020), an LP"
     lp_kind = "the maximal-leakage LP"
 

@@ -193,6 +193,8 @@ class MirrorDescent(pb.SizeLimited, pb.MappingMechanism):
     """
 
     name = "mirror_descent"
+    citation = ('Beck and Teboulle, Mirror descent and nonlinear projected subgradient methods, Oper.'
+                ' Res. Lett. 2003; Blahut 1972; Arimoto 1972; Chen et al., arXiv:2305.02650, 2023')
     description = "entropic mirror descent (constrained Blahut-Arimoto), certified gap"
     test_parameters = {"step": ["adaptive", "fixed"], "iterations": [200]}
 

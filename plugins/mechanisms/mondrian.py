@@ -74,6 +74,7 @@ class Mondrian(pb.MappingMechanism):
     """Mondrian k-anonymity (LeFevre, DeWitt, Ramakrishnan, ICDE 2006) on coded profiles."""
 
     name = "mondrian"
+    citation = 'LeFevre, DeWitt, Ramakrishnan, Mondrian multidimensional k-anonymity, ICDE 2006'
     description = "k-anonymity by strict multidimensional Mondrian cells of the profiles; Δ unused"
     delta_role = UNUSED
     respects_budget = False

@@ -35,6 +35,8 @@ class NullspaceCleaning(_records.AllyPredictorMechanism):
     """Clean feature vectors in the approximate null space of the ally's predictor."""
 
     name = "nullspace"
+    citation = ('Xu, Cao, Shah, Maung, Schweitzer, Cleaning the null space: a privacy mechanism for '
+                'predictors, AAAI 2017')
     delta_role = "epsilon"
     description = "null-space cleaning of feature vectors (Xu et al. AAAI 2017, Alg. 1-2)"
     test_parameters = {"variant": [1, 2], "test_fraction": [0.2]}

@@ -46,6 +46,9 @@ class Optimal(pb.SizeLimited, pb.MappingMechanism):
     """Exact optimum of problem (1) with cvxpy; dense n x n, for n <= ``max_n``."""
 
     name = "optimal"
+    citation = ('Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014 '
+                '(problem (1)); Calmon and Fawaz, Privacy against statistical inference, Allerton '
+                '2012; Diamond and Boyd, CVXPY, JMLR 2016')
     reference_rank = 1  # exact, but small alphabets only
     description = "exact convex program (1) via cvxpy (Clarabel); small alphabets only"
     requirements = ("cvxpy",)

@@ -35,6 +35,8 @@ class PerfectPrivacy(LPMappingMechanism):
     """Least E[d] with B̂ independent of A (LP; Δ unused)."""
 
     name = "perfect_privacy"
+    citation = ('Rassouli and Gündüz, Optimal utility-privacy trade-off with total variation distance'
+                ' as a privacy measure, IEEE TIFS 2020')
     description = "least E[d] with B̂ independent of A (Rassouli & Gündüz), an LP; Δ unused"
     delta_role = "unused"
     respects_budget = False

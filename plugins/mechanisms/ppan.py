@@ -102,6 +102,8 @@ class PPAN(pb.SizeLimited, pb.MappingMechanism):
     """Adversarially learned privatizer (PPAN / GAP) over the finite alphabet."""
 
     name = "ppan"
+    citation = ('Tripathy, Wang, Ishwar, Privacy-preserving adversarial networks, Allerton 2019; '
+                'Huang et al., generative adversarial privacy, 2017')
     randomized = True  # seeded: replicates differ
     description = "privatizer and adversary tables learned by alternating gradient steps (PPAN/GAP), seeded"
     test_parameters = {"iterations": [300], "source": ["auto", "joint"]}

@@ -68,6 +68,8 @@ class Pram(pb.SizeLimited, pb.MappingMechanism):
     """Invariant PRAM (sdcMicro; Templ, Kowarik, Meindl, JSS 2015) per attribute, Kronecker-combined."""
 
     name = "pram"
+    citation = ('Gouweleeuw, Kooiman, Willenborg, de Wolf, Post randomisation for statistical '
+                'disclosure control, J. Off. Stat. 1998; Templ, Kowarik, Meindl, sdcMicro, JSS 2015')
     randomized = True  # seeded: replicates differ
     description = "invariant PRAM per public attribute (sdcMicro's pram: pd, alpha), seeded; Δ unused"
     delta_role = UNUSED

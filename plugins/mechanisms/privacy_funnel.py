@@ -62,6 +62,7 @@ class PrivacyFunnel(pb.SizeLimited, pb.MappingMechanism):
     """
 
     name = "privacy_funnel"
+    citation = 'Makhdoumi, Salamatian, Fawaz, Médard, From the information bottleneck to the privacy funnel, ITW 2014'
     description = "greedy agglomerative merging of public symbols (privacy funnel, ITW 2014)"
     test_parameters = {"candidates": [2, 64]}
 

@@ -68,6 +68,7 @@ class QuantizedMapping(pb.MappingMechanism):
     """Algorithm 1: quantise, solve on the clusters with ``inner``, map through ψ."""
 
     name = "quantized"
+    citation = 'Salamatian et al., How to hide the elephant - or the donkey - in the room, GlobalSIP 2013'
     randomized = True  # seeded: replicates differ
     description = "quantize the alphabet, solve on K clusters (Salamatian et al. 2013, Alg. 1)"
     test_parameters = {"n_clusters": [3], "inner": ["expmec"]}

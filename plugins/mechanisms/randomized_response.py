@@ -49,6 +49,8 @@ class RandomizedResponse(pb.SizeLimited, pb.MappingMechanism):
     """k-ary randomized response over the public alphabet."""
 
     name = "randomized_response"
+    citation = ('Warner, Randomized response, JASA 1965; Kairouz, Oh, Viswanath, Extremal mechanisms '
+                'for local differential privacy, NIPS 2014')
     description = "k-ary randomized response, ε from the budget in closed form (local DP)"
     test_parameters = {"epsilon": [None, 1.0]}
 

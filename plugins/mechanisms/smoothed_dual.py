@@ -72,6 +72,7 @@ class SmoothedDual(pb.SizeLimited, pb.MappingMechanism):
     """
 
     name = "smoothed_dual"
+    citation = 'Nesterov, Smooth minimization of non-smooth functions, Math. Program. 2005'
     description = "dense entropy-smoothed dual of (1) (Nesterov 2005), certified gap (gap_bits)"
     test_parameters = {"max_rounds": [3, 30]}
 

@@ -73,6 +73,7 @@ class SPPM(pb.MappingMechanism):
     """
 
     name = "sppm"
+    citation = 'Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014'
     reference_rank = 0  # certified to its gap at every size: the default reference
     plugin_params = {"lp_backend": "lp_backend"}  # the restricted master's solver
     description = "SPPM: Frank-Wolfe + column generation, certified gap (gap_bits)"

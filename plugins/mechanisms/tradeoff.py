@@ -84,6 +84,8 @@ class TradeoffModel(pb.SelectionMechanism):
     """Rank admissible attribute partitions by a classifier metric."""
 
     name = "tradeoff"
+    citation = ('Srivastava, Namboodiri, Prabhakar, Achieving privacy-utility trade-off in existing '
+                'software systems, CAiSE 2019')
     delta_role = "unused"
     description = "rank admissible attribute partitions by a classifier (Srivastava et al. 2019)"
     test_parameters = {"table": ["slides"], "p": [2]}

@@ -58,6 +58,7 @@ class Watchdog(pb.MappingMechanism):
     """Privacy watchdog (Hsu, Asoodeh, Calmon, ISIT 2019): randomise the high-lift symbols."""
 
     name = "watchdog"
+    citation = 'Hsu, Asoodeh, Calmon, Information-theoretic privacy watchdogs, ISIT 2019'
     description = "privacy watchdog: symbols with log-lift > ε randomised among themselves (Δ read as ε)"
     delta_role = EPSILON
     respects_budget = False

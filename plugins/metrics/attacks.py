@@ -262,6 +262,7 @@ def classifier_outputs(p: str, who: str) -> tuple[pb.Output, ...]:
 
 class NaiveBayesAttack(_ClassifierAttack):
     name = "nb_attack"
+    citation = 'Pedregosa et al., Scikit-learn, JMLR 2011; Fawcett, ROC analysis, 2006'
     description = "Naive Bayes adversary on released records, k-fold CV: ROC points, AUC"
     prefix = "nb"
     salt = 1
@@ -277,6 +278,7 @@ class NaiveBayesAttack(_ClassifierAttack):
 
 class LogisticAttack(_ClassifierAttack):
     name = "lr_attack"
+    citation = 'Pedregosa et al., Scikit-learn, JMLR 2011; Fawcett, ROC analysis, 2006'
     description = "logistic-regression adversary on released records, k-fold CV: ROC, AUC"
     prefix = "lr"
     salt = 2

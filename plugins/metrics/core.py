@@ -40,6 +40,8 @@ class Leakage(pb.Metric):
 
 class ExpectedDistortion(pb.Metric):
     name = "distortion"
+    citation = ('Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014 '
+                '(E[d(B, B̂)] <= Δ in problem (1))')
     description = "exact E[d(B, B̂)]"
     needs = frozenset({"mapping"})
     outputs = (pb.Output("distortion", "distortion", "neutral", "expected distortion E[d(B, B̂)]",
@@ -51,6 +53,7 @@ class ExpectedDistortion(pb.Metric):
 
 class Support(pb.Metric):
     name = "support"
+    citation = 'Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014 (sparse mappings)'
     description = "support sizes of p(b̂ | b): nnz, max, mean, histogram"
     needs = frozenset({"mapping"})
     outputs = (pb.Output("nnz", "count", "neutral", "non-zeros of the mapping"),
@@ -112,6 +115,7 @@ class LPCertificate(pb.Metric):
     """
 
     name = "lp_certificate"
+    citation = 'Boyd and Vandenberghe, Convex Optimization, 2004 (LP duality gap)'
     description = "the LP value, a proven lower bound and their relative gap (LP mechanisms)"
     needs = frozenset({"mapping"})
     outputs = (pb.Output("lp_objective", "none", "neutral",

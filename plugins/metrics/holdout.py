@@ -97,6 +97,7 @@ class HoldoutLeakage(pb.Metric):
 
 class HoldoutAttack(pb.Metric):
     name = "holdout_attack"
+    citation = 'Fawcett, An introduction to ROC analysis, Pattern Recogn. Lett. 2006'
     description = ("exact posterior adversary from the design prior, on held-out users: "
                    "AUC, MAP accuracy")
     needs = frozenset({"mapping", "holdout"})

@@ -314,6 +314,7 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
 
 class HtmlReporter(pb.Reporter):
     name = "html"
+    citation = "none: privbench's report (plotly.js, Jinja2)"
     description = "interactive HTML page (plotly, offline) with every registered figure and table"
     requirements = ("jinja2", "plotly")
     extra = "plot"
