@@ -259,8 +259,8 @@ class TableAdapter(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
         private_col, public = self._columns(list(frame.columns))
         bins = _bins(self.bins, public, dataset=self.name)
         frame, dropped = self._drop_missing(frame, private_col, public, missing, distortion)
-        private, labels = check_private(frame[private_col], dataset=self.name,
-                                        column=private_col)
+        written = frame[private_col].map(lambda v: v.strip() if isinstance(v, str) else v)
+        private, labels = check_private(written, dataset=self.name, column=private_col)
         codes, values, value_labels = [], [], []
         for col in public:
             c, v, lab = self._encode(frame[col], col, bins.get(col, bins.get("*")), strategy,

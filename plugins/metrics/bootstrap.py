@@ -8,14 +8,16 @@ by pair), rebuilds the joint on the problem's alphabet from each resample (users
 the alphabet stay outside, as in the data set), and evaluates the run's *fixed* mapping
 under every exact privacy notion and the distortion. It stores, under ``metrics``:
 
-* ``<output>_ci95 = [lo, hi]``: the bias-corrected percentile interval at 95 %
-  (:func:`basic_interval`: the resamples' 2.5-97.5 % percentiles shifted by the
-  bootstrap estimate of the plug-in leakage's upward bias) (``mi_bits_ci95``, ``distortion_ci95``,
-  ``maximal_leakage_ci95``, ...);
-* ``bootstrap``: ``{"resamples", "seed", "users", "key", "estimates", "samples": {output:
-  [...]}}``, the
-  per-resample values that ``compare`` pairs (``key`` identifies the draws: equal keys,
-  equal resamples).
+* ``<output>_ci95 = [lo, hi]``: a 95 % interval (:func:`interval`): the bias-corrected
+  normal interval θ̂ - b ± 1.96 sd(θ*) (``interval=basic``: the basic interval
+  2θ̂ - q), clipped to the output's range, whose end at 'no leakage' (0, or G(A) for
+  guessing entropy) is decided by a test against samples drawn under independence, so
+  that a true 0 is covered 95 % of the time (``mi_bits_ci95``, ``distortion_ci95``,
+  ``maximal_leakage_ci95``, ...); coverage measured by ``tools/measure_ci_coverage.py``;
+* ``bootstrap``: ``{"resamples", "seed", "users", "interval", "key", "estimates",
+  "samples": {output: [...]}}``, the per-resample values that ``compare`` pairs (``key``
+  hashes the users' records, the count and the seed: equal keys, equal resamples of the
+  same data).
 
 What the interval means: the spread of the number over samples of users like these, for
 this mapping. It does not include the variability of designing the mapping on another
@@ -30,10 +32,12 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
+from scipy.special import ndtri
 
 import privbench as pb
-from privbench.protocol.checks import positive_int
+from privbench.protocol.checks import one_of, positive_int
 
 from .notions import OUTPUTS as NOTION_OUTPUTS
 
@@ -57,14 +61,25 @@ def user_cells(problem: pb.PrivacyProblem) -> np.ndarray | None:
 
 
 def resampled_joints(cells: np.ndarray, n_private: int, rng: np.random.Generator,
-                     size: int) -> np.ndarray:
+                     size: int, probabilities: np.ndarray | None = None) -> np.ndarray:
     """``size`` joints (size, |A|, n) from resampling the users behind ``cells``: a
-    multinomial draw of N users over the cells is exactly N draws with replacement."""
+    multinomial draw of N users over the cells is exactly N draws with replacement.
+    ``probabilities`` (same shape as ``cells``) draws the N users from another model of
+    the cells instead (the independence model of :func:`independent_cells`)."""
     users = int(cells.sum())
-    draws = rng.multinomial(users, cells / users, size=size).astype(float)
+    probs = cells / users if probabilities is None else probabilities / probabilities.sum()
+    draws = rng.multinomial(users, probs, size=size).astype(float)
     inside = draws.reshape(size, n_private, -1)[:, :, :-1]
     totals = inside.sum(axis=(1, 2), keepdims=True)
     return inside / np.where(totals > 0, totals, 1.0)
+
+
+def independent_cells(cells: np.ndarray, n_private: int) -> np.ndarray:
+    """The cells' probabilities if A were independent of the symbol (the 'outside' cell
+    included): the product of the sample's two marginals. A mapping leaks nothing under
+    this model, whatever the mapping."""
+    grid = cells.reshape(n_private, -1).astype(float)
+    return (np.outer(grid.sum(axis=1), grid.sum(axis=0)) / grid.sum() ** 2).ravel()
 
 
 def _mi_bits(Q: np.ndarray) -> np.ndarray:
@@ -103,16 +118,34 @@ def _each(fn: Callable[[np.ndarray], float], Q: np.ndarray) -> np.ndarray:
     return np.array([fn(q) for q in Q])
 
 
-def draws_key(cells: np.ndarray, resamples: int, seed: int) -> str:
-    """Identifies the resamples: runs with equal keys were evaluated on the same draws."""
-    h = hashlib.sha256(np.ascontiguousarray(cells).tobytes())
-    h.update(f"{resamples}:{seed}".encode())
+def data_hash(problem: pb.PrivacyProblem) -> str:
+    """sha256 of the users a bootstrap resamples: every column of every record (in
+    order) and the shape |A| x n of the alphabet. Two problems get the same hash only
+    when they hold the same users coded the same way."""
+    h = hashlib.sha256(f"{problem.n_private}x{problem.n}\0".encode())
+    rec = problem.records
+    if rec is not None:
+        h.update(",".join(map(str, rec.columns)).encode())
+        h.update(pd.util.hash_pandas_object(rec, index=True).to_numpy().tobytes())
+    return h.hexdigest()
+
+
+def draws_key(data: str, resamples: int, seed: int) -> str:
+    """Identifies the resamples: runs with equal keys were evaluated on the same draws of
+    the same users (``data``: :func:`data_hash`), so they may be paired resample by
+    resample; runs on different data never share a key."""
+    h = hashlib.sha256(data.encode())
+    h.update(f"\0{resamples}:{seed}".encode())
     return h.hexdigest()[:16]
 
 
 def bootstrap_samples(problem: pb.PrivacyProblem, mapping: Any, *, resamples: int,
-                      seed: int) -> dict[str, np.ndarray] | None:
-    """Per-resample values of every exact notion and the distortion (None: no users)."""
+                      seed: int, independent: bool = False) -> dict[str, np.ndarray] | None:
+    """Per-resample values of every exact notion and the distortion (None: no users).
+
+    ``independent=True`` draws the N users from the independence model of the sample
+    (:func:`independent_cells`) instead: the values a sample of this size shows when the
+    mapping leaks nothing (the test at the boundary of :func:`interval`)."""
     cells = user_cells(problem)
     if cells is None:
         return None
@@ -120,10 +153,11 @@ def bootstrap_samples(problem: pb.PrivacyProblem, mapping: Any, *, resamples: in
     costs = _column_costs(problem, X)
     functions = notion_functions()
     out: dict[str, list[np.ndarray]] = {name: [] for name in (*functions, "distortion")}
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng([seed, 1] if independent else seed)
+    probs = independent_cells(cells, problem.n_private) if independent else None
     for start in range(0, resamples, CHUNK):
         size = min(CHUNK, resamples - start)
-        P = resampled_joints(cells, problem.n_private, rng, size)
+        P = resampled_joints(cells, problem.n_private, rng, size, probs)
         for name, values in _evaluate(functions, X, costs, P).items():
             out[name].append(values)
     return {name: np.concatenate(parts) for name, parts in out.items()}
@@ -145,33 +179,122 @@ def estimates(problem: pb.PrivacyProblem, mapping: Any) -> dict[str, float]:
     return {name: float(v[0]) for name, v in values.items()}
 
 
-def basic_interval(estimate: float, values: np.ndarray, level: float = 0.95,
-                   floor: float | None = 0.0) -> list[float]:
-    """The resamples' central ``level`` percentiles, shifted by the bootstrap bias.
+def independent_estimates(problem: pb.PrivacyProblem, mapping: Any) -> dict[str, float]:
+    """The notions under the independence model of the sample (0 for a leakage, G(A) for
+    guessing entropy): the boundary value of each interval."""
+    cells = user_cells(problem)
+    probs = independent_cells(cells, problem.n_private).reshape(problem.n_private, -1)
+    X = sp.csc_array(mapping)
+    joint = probs[:, :-1] / probs[:, :-1].sum()
+    values = _evaluate(notion_functions(), X, _column_costs(problem, X), joint[None])
+    return {name: float(v[0]) for name, v in values.items()}
 
-    Plug-in leakage is biased upwards by roughly (|A|-1)(m-1)/(2N ln 2) bits, and a
-    resample's estimate is biased the same way again: the plain percentile interval would
-    sit above the truth. Shifting it by the estimated bias, mean(θ*) - θ̂ (Efron &
-    Tibshirani 1993, §10), moves it back; for a symmetric spread it is the basic
-    interval. Unlike the basic interval it keeps its width at the boundary (a mapping
-    with no leakage on this sample still gets an upper end from the resamples' spread).
-    Clipped below at ``floor`` (leakages are non-negative); an infinite estimate or
+
+#: outputs whose value under independence of A and B̂ (no leakage) is an end of their
+#: range: +1 the lower end (leakages: 0), -1 the upper end (guessing entropy: G(A))
+BOUNDARY_SIDE = {"mi_bits": 1, "maximal_leakage": 1, "min_entropy_leakage": 1, "sibson_mi": 1,
+                 "lip_epsilon": 1, "ldp_epsilon_private": 1, "total_variation": 1,
+                 "t_closeness": 1, "guessing_entropy": -1}
+
+
+def value_range(output: str, n_private: int) -> tuple[float, float]:
+    """Where ``output`` can lie for |A| = ``n_private``: leakages in bits in
+    [0, log2 |A|], LIP and LDP ε in [0, inf], total variation and t-closeness in [0, 1],
+    guessing entropy in [1, (|A| + 1) / 2], a distortion in [0, inf]."""
+    bits = float(np.log2(max(n_private, 1)))
+    return {"mi_bits": (0.0, bits), "maximal_leakage": (0.0, bits),
+            "min_entropy_leakage": (0.0, bits), "sibson_mi": (0.0, bits),
+            "total_variation": (0.0, 1.0), "t_closeness": (0.0, 1.0),
+            "guessing_entropy": (1.0, (n_private + 1) / 2)}.get(output, (0.0, float("inf")))
+
+
+def basic_interval(estimate: float, values: np.ndarray, level: float = 0.95,
+                   bounds: tuple[float, float] = (0.0, float("inf"))) -> list[float]:
+    """The basic bootstrap interval [2θ̂ - q_hi, 2θ̂ - q_lo], clipped to ``bounds``.
+
+    q_lo, q_hi are the resamples' central ``level`` percentiles. Reflecting them about θ̂
+    subtracts the bootstrap estimate of the bias (plug-in leakage is biased upwards by
+    about (|A|-1)(m-1)/(2N ln 2) bits, and a resample's estimate the same way again);
+    the plain percentile interval, or the percentiles shifted by the bias once, would
+    stay centred on the biased θ̂ (Efron & Tibshirani 1993, §13; Davison & Hinkley 1997,
+    §5.2). Clipped to the output's range (:func:`value_range`); an infinite estimate or
     resample gives an infinite end, never NaN.
     """
     if not np.isfinite(estimate) or not np.all(np.isfinite(values)):
         finite = values[np.isfinite(values)]
         lo = float(min(estimate, finite.min())) if finite.size else float(estimate)
-        return [lo, float("inf")]
-    bias = float(np.mean(values)) - estimate
-    q_lo, q_hi = np.percentile(values, [50 * (1 - level), 50 * (1 + level)]) - bias
-    if floor is not None:
-        q_lo, q_hi = max(q_lo, floor), max(q_hi, floor)
-    return [float(q_lo), float(q_hi)]
+        return [float(np.clip(lo, *bounds)), float("inf")]
+    q_lo, q_hi = np.percentile(values, [50 * (1 - level), 50 * (1 + level)])
+    lo, hi = np.clip([2 * estimate - q_hi, 2 * estimate - q_lo], *bounds)
+    return [float(lo), float(hi)]
+
+
+def normal_interval(estimate: float, values: np.ndarray, level: float = 0.95,
+                    bounds: tuple[float, float] = (0.0, float("inf"))) -> list[float]:
+    """The bias-corrected normal interval θ̂ - b ± z sd(θ*), b = mean(θ*) - θ̂, clipped.
+
+    Efron & Tibshirani 1993, §10 and §13.3: the bias estimate is subtracted once (the
+    interval is centred on θ̂ - b = 2θ̂ - mean(θ*), not on the biased θ̂), and the width
+    is the resamples' spread. The default: for the maxima among the notions (LIP and LDP
+    ε, t-closeness, min-entropy leakage) the resamples' skewness points the wrong way and
+    the basic interval's reflected percentiles miss more often (docs/error-bars.md has
+    both measured). An infinite estimate or resample falls back to
+    :func:`basic_interval` (an infinite end, never NaN).
+    """
+    values = np.asarray(values, dtype=float)
+    if not np.isfinite(estimate) or not np.all(np.isfinite(values)):
+        return basic_interval(estimate, values, level, bounds)
+    z = float(ndtri((1 + level) / 2))
+    centre = 2 * estimate - float(values.mean())
+    half = z * float(values.std(ddof=1))
+    lo, hi = np.clip([centre - half, centre + half], *bounds)
+    return [float(lo), float(hi)]
+
+
+#: the interval a ``bootstrap:interval=NAME`` run builds before the boundary test
+INTERVALS: dict[str, Callable[..., list[float]]] = {"normal": normal_interval,
+                                                   "basic": basic_interval}
+
+
+def interval(estimate: float, values: np.ndarray, null_estimate: float | None = None,
+             null_values: np.ndarray | None = None, side: int = 1, level: float = 0.95,
+             bounds: tuple[float, float] = (0.0, float("inf")),
+             base: list[float] | None = None) -> list[float]:
+    """The ``<output>_ci95``: a bootstrap interval made right at the boundary of no leakage.
+
+    ``base`` (default: :func:`basic_interval`) is the interval away from the boundary.
+    Near independence every bootstrap interval misjudges a leakage: the plug-in is
+    biased by O(1/N) (I, Sibson) or O(1/sqrt N) (a sum of |·| or a max: total variation,
+    maximal leakage, LIP) there, and resamples drawn from a sample that already leaks
+    misjudge that bias, so a true 0 is missed or always covered. So the end at the
+    boundary comes from a test of 'leaks nothing': θ̂ against ``null_values``, θ̂ of
+    samples of the same size drawn under independence (``null_estimate``: the value
+    there, 0 for a leakage, G(A) for guessing entropy; ``side`` = 1 when that is the
+    lower end of the range, -1 the upper). Not rejected at level 1 - ``level``
+    (one-sided, as at a boundary in Feldman & Cousins 1998): the interval reaches the
+    boundary value. Rejected: it stops short of it, at the nearer of ``base``'s end and
+    θ̂ less the null's excess (what noise alone adds). So a true 0 is covered with
+    probability ``level``, and a large leakage gets ``base`` unchanged.
+    """
+    lo, hi = base if base is not None else basic_interval(estimate, values, level, bounds)
+    if null_values is None or null_estimate is None or not np.isfinite(estimate):
+        return [lo, hi]
+    null = np.asarray(null_values, dtype=float)
+    null = null[np.isfinite(null)]
+    if null.size == 0:
+        return [lo, hi]
+    q = float(np.percentile(side * null, 100 * level))  # the test's critical value
+    if side * estimate <= q:  # not rejected: no leakage is a value the data allow
+        return [min(lo, null_estimate), hi] if side > 0 else [lo, max(hi, null_estimate)]
+    shifted = side * estimate - (q - side * null_estimate)  # beyond the boundary
+    if side > 0:
+        return [float(min(lo, shifted) if lo > null_estimate else min(shifted, hi)), hi]
+    return [lo, float(max(hi, -shifted) if hi < null_estimate else max(-shifted, lo))]
 
 
 #: citation of the intervals (declared with every ``<output>_ci95``)
-CITATION = ("Efron & Tibshirani, An Introduction to the Bootstrap, 1993; Hay et al., DPBench, "
-            "SIGMOD 2016")
+CITATION = ("Efron & Tibshirani, An Introduction to the Bootstrap, 1993; Feldman & Cousins, "
+            "Phys. Rev. D 57, 1998; Hay et al., DPBench, SIGMOD 2016")
 
 
 def _declared() -> tuple[pb.Output, ...]:
@@ -190,7 +313,8 @@ def _declared() -> tuple[pb.Output, ...]:
 class BootstrapIntervals(pb.Metric):
     """95 % intervals over resampled users for each exact privacy notion and E[d].
 
-    Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993 (percentile interval);
+    Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993 (bias-corrected and basic
+    intervals); Feldman & Cousins, Phys. Rev. D 57, 1998 (intervals at a boundary);
     Hay et al., "Principled evaluation of differentially private algorithms using
     DPBench", SIGMOD 2016 (report spread, pair comparisons).
     """
@@ -201,13 +325,15 @@ class BootstrapIntervals(pb.Metric):
     needs = frozenset({"mapping"})
     outputs = _declared()
 
-    def __init__(self, resamples: int = 200, seed: int = 0) -> None:
+    def __init__(self, resamples: int = 200, seed: int = 0, interval: str = "normal") -> None:
         self.resamples = resamples
         self.seed = seed
+        self.interval = interval
 
     def check_params(self) -> None:
         positive_int("resamples", self.resamples, minimum=20)
         positive_int("seed", self.seed, minimum=0)
+        one_of("bootstrap: interval", self.interval, tuple(INTERVALS))
 
     def applies(self, problem, result) -> bool:
         return super().applies(problem, result) and user_cells(problem) is not None
@@ -220,11 +346,22 @@ class BootstrapIntervals(pb.Metric):
             return {}
         cells = user_cells(problem)
         centre = estimates(problem, result.mapping)
-        values: dict[str, Any] = {f"{name}_ci95": basic_interval(centre[name], v)
-                                  for name, v in samples.items()}
+        null = bootstrap_samples(problem, result.mapping, resamples=resamples,
+                                 seed=int(self.seed), independent=True)
+        null_centre = independent_estimates(problem, result.mapping)
+        make = INTERVALS[self.interval]
+        values: dict[str, Any] = {}
+        for name, v in samples.items():
+            side = BOUNDARY_SIDE.get(name)
+            values[f"{name}_ci95"] = interval(
+                centre[name], v, null_centre[name] if side else None,
+                null[name] if side else None, side or 1,
+                bounds=value_range(name, problem.n_private),
+                base=make(centre[name], v, bounds=value_range(name, problem.n_private)))
         values["bootstrap"] = {
             "resamples": resamples, "seed": int(self.seed), "users": int(cells.sum()),
-            "key": draws_key(cells, resamples, int(self.seed)),
+            "interval": self.interval,
+            "key": draws_key(data_hash(problem), resamples, int(self.seed)),
             "estimates": centre,
             "samples": {name: [float(f"{x:.9g}") for x in v] for name, v in samples.items()},
         }
