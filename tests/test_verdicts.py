@@ -117,6 +117,7 @@ def test_significance_is_paired_not_by_overlapping_intervals() -> None:
     assert "significant, less private" in verdict(rows[0], rows[1], _out("mi_bits"))
 
 
+@pytest.mark.filterwarnings("ignore:csv. 100% of the 5 users:UserWarning")
 def test_five_users_are_too_few_to_tell(tmp_path) -> None:
     """The issue's 5-row CSV: identity vs constant was "0.8685 [0.1624, 1.031] ...
     significant" although 7.5 % of the paired differences are exactly 0."""
