@@ -76,3 +76,21 @@ def test_tradeoff_figure_titles_and_axes_use_the_label(host) -> None:
     option = next(o for o in fig.options(runs, host.outputs()) if o["output"] == "lip_epsilon")
     meta = fig.get_metadata(runs, **option)
     assert meta["ylabel"] == "LIP ε [nats]" and meta["title"].endswith("LIP ε [nats]")
+
+
+def test_default_targets_lie_within_the_outputs_range(tmp_path, capsys) -> None:
+    """MAP accuracy cannot go below max_a p(a) (0.651 on census); its default targets once
+    were 25 % and 10 % of the largest value (0.2, 0.08), reached by no mechanism."""
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as s:
+        for mech, accs in (("a", (0.80, 0.70, 0.66)), ("b", (0.78, 0.75, 0.72))):
+            for d, acc in zip((1.0, 2.0, 4.0), accs, strict=True):
+                s.add({"mechanism": mech, "dataset": "toy", "params": {}, "dataset_params": {},
+                       "delta": d, "status": "ok", "mi_bits": 0.1, "distortion": d, "n": 8,
+                       "metrics": {"dataset_name": "toy", "map_accuracy": acc},
+                       "run_key": f"{mech}|toy|delta={d}"})
+    assert main(["compare", "--db", str(db), "--by", "map_accuracy"]) == 0
+    text = capsys.readouterr().out
+    targets = [float(t) for t in re.findall(r"MAP adversary accuracy≤([0-9.]+)", text)]
+    assert targets and all(0.66 <= t <= 0.80 for t in targets), targets
+    assert "E[d] for" in text and "not reached" not in text.split("│ a")[1].split("\n")[0]

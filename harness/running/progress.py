@@ -15,9 +15,23 @@ def _describe(record: dict[str, Any]) -> str:
     mech = format_label(record.get("mechanism"), record.get("params"))
     data = format_label(record.get("dataset"), record.get("dataset_params"))
     text = f"{status:<7} {mech} on {data} delta={record.get('delta')}"
+    if record.get("seed") is not None:  # replicates differ only by it: name the run whole
+        text += f" seed={record['seed']}"
+    if isinstance(record.get("runtime_s"), int | float):
+        text += f" ({record['runtime_s']:.2g} s)"
     if record.get("error"):
         text += f": {record['error']}"
     return text
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``3 min 5 s``, ``1 h 2 min``: what a person reads in a progress line."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
 
 
 def solve_text(fields: dict[str, Any], elapsed: float) -> str:
@@ -43,8 +57,19 @@ class RunProgress:
         self.done = 0
         self._rich: Any = None
         self._solve_started: float | None = None
+        self._started = time.perf_counter()
+
+    def timing(self) -> str:
+        """``elapsed 12 s, ETA 40 s`` (the mean time per finished run times those left);
+        just the elapsed time once every run is done or for a single run."""
+        elapsed = time.perf_counter() - self._started
+        text = f"elapsed {_duration(elapsed)}"
+        if 0 < self.done < self.total:
+            text += f", ETA {_duration(elapsed / self.done * (self.total - self.done))}"
+        return text
 
     def __enter__(self) -> RunProgress:
+        self._started = time.perf_counter()
         if self.enabled and self.stream.isatty():
             from rich.console import Console
             from rich.progress import (
@@ -93,6 +118,8 @@ class RunProgress:
         if not self.enabled:
             return
         line = f"[{self.done}/{self.total}] {_describe(record)}"
+        if self._rich is None and self.total > 1:  # the bar shows both on a terminal
+            line += f"; {self.timing()}"
         if self._rich is not None:
             if record.get("status") not in ("ok", "skip"):
                 self._rich.console.print(f"[red]{line}")

@@ -278,6 +278,25 @@ def _render(context: dict[str, Any]) -> str:
     return env.get_template("report.html.j2").render(**context)
 
 
+def _echo_spec(path: Path) -> dict[str, Any]:
+    """The spec as written, and what the sweep added to it (the baselines, unless
+    ``baselines = false``), so the echo shows what ran."""
+    import tomllib
+
+    text = path.read_text(encoding="utf-8")
+    echo: dict[str, Any] = {"name": path.name, "text": text, "added": []}
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return echo  # the sweep that used it already read it; the text is what matters
+    if data.get("baselines", True) is not True or not isinstance(data.get("mechanisms"), list):
+        return echo
+    named = {str(m).split(":")[0].split("[")[0].strip() for m in data["mechanisms"]}
+    echo["added"] = sorted(name for name, cls in pb.get_host().mechanisms().items()
+                           if getattr(cls, "baseline", False) and name not in named)
+    return echo
+
+
 def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
                  specs: tuple[str, ...] = (), figures: dict[str, type] | None = None,
                  outputs: dict[str, Any] | None = None, force: bool = False
@@ -300,7 +319,7 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
         "db": str(db_path), "stamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "version": pb.__version__, "n_runs": len(df),
         "status": sorted(df["status"].value_counts().to_dict().items()) if not df.empty else [],
-        "specs": [{"name": Path(s).name, "text": Path(s).read_text(encoding="utf-8")} for s in specs],
+        "specs": [_echo_spec(Path(s)) for s in specs],
         "toc": toc, "blocks": blocks,
         "runs": tables.run_table(df) if not df.empty else None,
         "provenance": tables.provenance(df) if not df.empty else None,
