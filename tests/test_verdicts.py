@@ -385,3 +385,17 @@ def test_deterministic_replicates_are_compared_by_the_paired_bootstrap(tmp_path)
     verdicts = text.replace("(paired bootstrap, or over replicates)", "")  # the title
     assert "(n=3)" in verdicts and "(over replicates)" not in verdicts
     assert "(paired bootstrap): significant, less private" in verdicts  # expmec vs sppm
+
+
+def test_run_json_keeps_converged_false_and_the_gap(capsys) -> None:
+    """`privbench run --json` of an SPPM run stopped at its cap: converged false and its
+    gap; the table marks it ok* and not certified."""
+    argv = ["run", "-m", "sppm:iterations=2", "-d", "synthetic:m=4", "--delta", "0.5",
+            "--no-store"]
+    assert main([*argv, "--json"]) == 0
+    (line,) = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    assert line["status"] == "ok" and line["metrics"]["converged"] is False
+    assert line["gap_bits"] is not None and line["gap_bits"] > 0
+    assert main(argv) == 0
+    shown = re.sub(r"\s+", " ", capsys.readouterr().out)
+    assert "ok*" in shown and "* not certified" in shown
