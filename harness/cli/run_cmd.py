@@ -34,7 +34,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-metric", action="append", default=[], metavar="NAME",
                    help="do not compute this default metric (repeatable; e.g. optimum: "
                         "docs/metrics-cost.md)")
-    p.add_argument("--json", action="store_true", help="one JSON object per run on stdout")
+    p.add_argument("--json", action="store_true", help="one JSON object per run on stdout "
+                   "(bulky values such as per-resample arrays left out and listed under "
+                   "'omitted'; --full keeps them)")
+    p.add_argument("--full", action="store_true",
+                   help="with --json: the whole record, per-resample arrays included")
     p.add_argument("--executor", default="local", help="local (default) or process")
     p.add_argument("--strict", action="store_true",
                    help="exit with status 1 when any run fails (error/timeout/invalid)")
@@ -91,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     for record in execute(runs, args, progress=not args.json):
         records.append(record)
         if args.json:
-            print(record_json(record, units), flush=True)
+            print(record_json(record, units, full=args.full), flush=True)
     if not args.json:
         print_table(records)
         print_metric_seconds(records)

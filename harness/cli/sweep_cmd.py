@@ -41,7 +41,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-metric", action="append", default=[], metavar="NAME",
                    help="do not compute this default metric (repeatable; adds to the spec's "
                         "skip_metrics)")
-    p.add_argument("--json", action="store_true", help="also print each record as a JSON line")
+    p.add_argument("--json", action="store_true", help="also print each record as a JSON line "
+                   "(bulky values left out and listed under 'omitted'; --full keeps them)")
+    p.add_argument("--full", action="store_true",
+                   help="with --json: the whole record, per-resample arrays included")
     p.add_argument("--dry-run", action="store_true", help="list the runs without executing them")
     p.add_argument("--max-runs", type=int, default=DEFAULT_MAX_RUNS, metavar="N",
                    help=f"refuse a grid of more runs than this (default {DEFAULT_MAX_RUNS:,})")
@@ -79,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     for record in records:
         done.append({"status": record["status"], "metrics": record.get("metrics")})
         if args.json:
-            print(record_json(record, units), flush=True)
+            print(record_json(record, units, full=args.full), flush=True)
     db = None if args.no_store else args.db
     print(summary_line(load_sweep_file(args.spec).name, done, db), file=sys.stderr)
     for line in metric_failure_lines(r["metrics"] for r in done):

@@ -75,15 +75,44 @@ def declared_units() -> dict[str, str]:
     return {name: out.unit for name, out in get_host().outputs().items()}
 
 
-def record_json(record: dict[str, Any], units: dict[str, str] | None = None) -> str:
+#: a value under ``metrics`` whose JSON is longer than this is left out of a ``--json``
+#: line unless ``--full`` (per-resample arrays made a line up to 134 KB); the store keeps all
+BULKY_CHARS = 2000
+
+
+def _slim(metrics: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``metrics`` without its bulky values, and the keys left out (``bootstrap.samples``
+    for the per-resample arrays, whose summary stays)."""
+    kept: dict[str, Any] = {}
+    omitted: list[str] = []
+    for key, value in metrics.items():
+        if isinstance(value, dict) and "samples" in value:
+            value = {k: v for k, v in value.items() if k != "samples"}
+            omitted.append(f"{key}.samples")
+        if len(json.dumps(_strict(value), default=str)) > BULKY_CHARS:
+            omitted.append(key)
+            continue
+        kept[key] = value
+    return kept, omitted
+
+
+def record_json(record: dict[str, Any], units: dict[str, str] | None = None, *,
+                full: bool = True) -> str:
     """One record as a strict JSON line (``--json``): ±inf as ``"inf"``/``"-inf"``, NaN as
     null (``float(x)`` reads either string back), the provenance left out.
 
     With ``units`` (declared output name -> unit, ``PluginHost.outputs()``), the line also
     carries ``units``: the unit of every declared output the record holds, top level or
-    under ``metrics`` (``{"mi_bits": "bits", "lip_epsilon": "nats", ...}``).
+    under ``metrics`` (``{"mi_bits": "bits", "lip_epsilon": "nats", ...}``). With
+    ``full=False`` (``run --json`` without ``--full``) bulky values under ``metrics`` are
+    left out and listed under ``omitted`` (:func:`_slim`); top-level fields always stay.
     """
     line = {k: v for k, v in record.items() if k != "provenance"}
+    if not full and isinstance(line.get("metrics"), dict):
+        line["metrics"], omitted = _slim(line["metrics"])
+        if omitted:
+            line["omitted"] = {"keys": omitted, "why": "bulky: --json --full shows them; the store keeps "
+                               "them (privbench results --export)"}
     if units is not None:
         metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
         line["units"] = {name: unit for name, unit in units.items()
