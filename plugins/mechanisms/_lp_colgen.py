@@ -419,20 +419,22 @@ class ColumnGeneration:
         """The column-stochastic sparse mapping of the master's point (see ``_lp_mapping``)."""
         d = self.d
         v = np.asarray(x[self.n_t:], dtype=float)
+        # pairs added after the last solve (a run cut at max_rounds) are not in x
+        pairs_i, pairs_j = self.pairs_i[: v.size], self.pairs_j[: v.size]
         if v.size and v.min() < -ACCEPT_TOL:
             k = int(np.argmin(v))
-            raise pb.PrivbenchError(f"the master returned X[{self.pairs_i[k]}, "
-                                    f"{d.live[self.pairs_j[k]]}] = {v[k]:.3g} < 0")
+            raise pb.PrivbenchError(f"the master returned X[{pairs_i[k]}, "
+                                    f"{d.live[pairs_j[k]]}] = {v[k]:.3g} < 0")
         keep = v >= DROP_TOL
-        sums = np.bincount(self.pairs_j[keep], weights=v[keep], minlength=d.m)
+        sums = np.bincount(pairs_j[keep], weights=v[keep], minlength=d.m)
         bad = np.flatnonzero(np.abs(sums - 1.0) > ACCEPT_TOL)
         if bad.size:
             raise pb.PrivbenchError(f"the master returned column {d.live[bad[0]]} summing to "
                                     f"{sums[bad[0]]:.9g}, beyond tolerance {ACCEPT_TOL:g}")
         dead = np.setdiff1d(np.arange(d.n), d.live)
-        rows = np.concatenate([self.pairs_i[keep], dead])
-        cols = np.concatenate([d.live[self.pairs_j[keep]], dead])
-        vals = np.concatenate([v[keep] / sums[self.pairs_j[keep]], np.ones(dead.size)])
+        rows = np.concatenate([pairs_i[keep], dead])
+        cols = np.concatenate([d.live[pairs_j[keep]], dead])
+        vals = np.concatenate([v[keep] / sums[pairs_j[keep]], np.ones(dead.size)])
         return sp.csc_array((vals, (rows, cols)), shape=(d.n, d.n))
 
 

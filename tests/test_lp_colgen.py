@@ -1,0 +1,183 @@
+"""Column generation (``solver="colgen"``) against the whole LP (HiGHS) and cvxpy.
+
+On random problems with zeros in the prior (dead public symbols, a private value of
+probability 0) and in the distortion (off-diagonal zeros), on the synthetic example and on
+census, the column-generation optimum must agree with HiGHS on the whole LP and with a
+cvxpy program written from the definitions to 1e-6 relative; its bound must be a bound
+(never above the optimum) within 1e-6 of it; the returned mappings must meet their
+constraints to 1e-9.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import privbench as pb
+from privbench.plugins.mechanisms import _lp_colgen
+
+cp = pytest.importorskip("cvxpy")
+pytest.importorskip("highspy")
+
+#: (label, mechanism, params, budget kind)
+LPS = (("maxleak", "maxleak_optimal", {}, "budget"), ("map", "map_optimal", {}, "budget"),
+       ("lip", "lip_optimal", {"notion": "lip"}, "eps"),
+       ("ldp", "lip_optimal", {"notion": "ldp"}, "eps"),
+       ("pp", "perfect_privacy", {}, "unused"))
+REL = 1e-6
+#: below this an optimum is zero (zero distortions): cvxpy's own accuracy is ~1e-11
+ZERO = 1e-10
+
+
+def zeros_instance(seed: int) -> pb.PrivacyProblem:
+    """n in 25..45, |A| = 3 with one private value of probability 0, two dead public
+    symbols, and a distortion with off-diagonal zeros (duplicated symbols)."""
+    rng = np.random.default_rng(7000 + seed)
+    n = int(rng.integers(25, 46))
+    joint = rng.dirichlet(np.full(2 * n, 0.5)).reshape(2, n)
+    joint[:, rng.choice(n, 2, replace=False)] = 0.0
+    joint = np.vstack([joint, np.zeros(n)]) / joint.sum()
+    D = rng.integers(0, 4, size=(n, n)).astype(float) * rng.choice([1.0, 2.5])
+    np.fill_diagonal(D, 0.0)
+    return pb.PrivacyProblem.from_arrays(joint, D, name=f"colgen-zeros-{seed}")
+
+
+def budget(kind: str, problem: pb.PrivacyProblem, level: int) -> float:
+    """A Δ between the least and the constant distortion, or an ε (nats)."""
+    if kind == "eps":
+        return (0.1, 1.0, 4.0)[level]
+    if kind == "unused":
+        return 0.0
+    D, p = problem.distortion.to_dense(), problem.p_b
+    least, const = float((D * p).min(axis=0).sum()), float((D @ p).min())
+    return least + (0.01, 0.1, 0.3)[level] * (const - least)
+
+
+def cvxpy_optimum(label: str, problem: pb.PrivacyProblem, delta: float) -> float:
+    """The LP's optimum from the definitions (X an n x n variable), Clarabel."""
+    live = problem.p_a > 0
+    n, joint, D, p = problem.n, problem.joint[live], problem.distortion.to_dense(), problem.p_b
+    cond = joint / problem.p_a[live][:, None]
+    X = cp.Variable((n, n), nonneg=True)
+    W, q = cond @ X.T, X @ p
+    dist = cp.sum(cp.multiply(D * p[None, :], X))
+    cons = [cp.sum(X, axis=0) == 1]
+    if label in ("maxleak", "map"):
+        rows = cond if label == "maxleak" else joint
+        objective, cons = cp.sum(cp.max(rows @ X.T, axis=0)), cons + [dist <= delta]
+    else:
+        objective = dist
+        k = W.shape[0]
+        if label == "pp":
+            cons += [W[a, :] == W[0, :] for a in range(1, k)]
+        elif label == "lip":
+            for a in range(k):
+                cons += [W[a, :] <= math.exp(delta) * q, W[a, :] >= math.exp(-delta) * q]
+        else:
+            cons += [W[a, :] <= math.exp(delta) * W[b, :] for a in range(k) for b in range(k)
+                     if a != b]
+    prob = cp.Problem(cp.Minimize(objective), cons)
+    prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+    assert prob.status == cp.OPTIMAL
+    return float(prob.value)
+
+
+def solve(mechanism: str, params: dict, problem: pb.PrivacyProblem, delta: float,
+          solver: str) -> pb.MechanismResult:
+    mech = pb.get_mechanism(mechanism, solver=solver, max_n=problem.n, **params)
+    mech.prepare(problem, pb.RunContext(seed=0))
+    return mech.run(problem, delta)
+
+
+def meets_constraints(label: str, problem: pb.PrivacyProblem, X: np.ndarray, delta: float
+                      ) -> None:
+    """The promises of each LP, to 1e-9."""
+    assert X.min() >= 0.0
+    np.testing.assert_allclose(X.sum(axis=0), 1.0, atol=1e-12)
+    live = problem.p_a > 0
+    cond = problem.joint[live] / problem.p_a[live][:, None]
+    W, q = cond @ X.T, X @ problem.p_b
+    if label in ("maxleak", "map"):
+        used = float(np.sum(problem.distortion.to_dense() * problem.p_b[None, :] * X))
+        assert used <= delta * (1 + 1e-12) + 1e-15
+    elif label == "pp":
+        assert np.abs(W - W[0]).max() <= 1e-9
+    elif label == "lip":
+        assert (W <= math.exp(delta) * q + 1e-9).all() and (W >= math.exp(-delta) * q - 1e-9).all()
+    else:
+        assert (W[:, None, :] <= math.exp(delta) * W[None, :, :] + 1e-9).all()
+
+
+def agree(label: str, mechanism: str, params: dict, problem: pb.PrivacyProblem, delta: float,
+          with_cvxpy: bool = True) -> None:
+    new = solve(mechanism, params, problem, delta, "colgen")
+    old = solve(mechanism, params, problem, delta, "full")
+    obj, bound, ref = new.stats["lp_objective"], new.stats["lp_bound"], old.stats["lp_objective"]
+    assert abs(obj - ref) <= REL * abs(ref) + ZERO, (label, obj, ref)
+    assert bound <= ref + 1e-9 * abs(ref) + 1e-14, (label, bound, ref)  # never above the optimum
+    assert new.stats["lp_gap"] <= REL and new.stats["converged"] is True
+    if with_cvxpy:
+        want = cvxpy_optimum(label, problem, delta)
+        assert abs(obj - want) <= REL * abs(want) + ZERO, (label, obj, want)
+    meets_constraints(label, problem, new.mapping.toarray(), delta)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("label,mechanism,params,kind", LPS, ids=[r[0] for r in LPS])
+def test_colgen_agrees_with_highs_and_cvxpy_on_problems_with_zeros(
+        label: str, mechanism: str, params: dict, kind: str, seed: int) -> None:
+    problem = zeros_instance(seed)
+    agree(label, mechanism, params, problem, budget(kind, problem, seed))
+
+
+@pytest.mark.parametrize("level", range(3))
+@pytest.mark.parametrize("label,mechanism,params,kind", LPS, ids=[r[0] for r in LPS])
+def test_colgen_agrees_on_the_synthetic_example(label: str, mechanism: str, params: dict,
+                                                kind: str, level: int) -> None:
+    problem = pb.load_dataset("synthetic", m=5)
+    agree(label, mechanism, params, problem, budget(kind, problem, level), with_cvxpy=level == 1)
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("label,mechanism,params,kind", LPS, ids=[r[0] for r in LPS])
+def test_colgen_agrees_on_census(label: str, mechanism: str, params: dict, kind: str) -> None:
+    try:
+        problem = pb.load_dataset("census", top_k=60)
+    except pb.PrivbenchError as exc:  # no data: skip, as every realdata test
+        pytest.skip(str(exc))
+    for level in range(3) if kind != "unused" else range(1):
+        agree(label, mechanism, params, problem, budget(kind, problem, level),
+              with_cvxpy=level == 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label,mechanism,params,kind", LPS, ids=[r[0] for r in LPS])
+def test_colgen_agrees_with_the_whole_lp_at_n_300(label: str, mechanism: str, params: dict,
+                                                 kind: str) -> None:
+    problem = pb.load_dataset("random", n=300, distortion="hamming", bits=12, seed=1)
+    agree(label, mechanism, params, problem, budget(kind, problem, 0), with_cvxpy=False)
+
+
+def test_the_bound_is_below_every_feasible_point_and_stops_the_loop() -> None:
+    """After one round the gap is open on this instance, the bound already below the
+    optimum; the loop closes it, and a run cut to one round says it did not converge."""
+    problem = pb.load_dataset("random", n=150, distortion="hamming", bits=12, seed=2)
+    mech = pb.get_mechanism("lip_optimal", max_n=problem.n)
+    data = _lp_colgen.Problem(problem)
+    lp = mech.sparse_lp(data, 0.1)
+    one = _lp_colgen.ColumnGeneration(data, lp, max_rounds=1).run()
+    full = _lp_colgen.ColumnGeneration(data, lp).run()
+    assert one.converged is False and one.gap > REL
+    assert one.bound <= full.objective * (1 + 1e-9)
+    assert full.converged and full.gap <= REL and full.rounds > 1
+
+
+def test_bad_solver_and_tol_are_refused_naming_them() -> None:
+    with pytest.raises(pb.ValidationError, match="solver must be one of colgen, full"):
+        pb.get_mechanism("maxleak_optimal", solver="pdlp")
+    with pytest.raises(pb.ValidationError, match="tol must be a number in"):
+        pb.get_mechanism("perfect_privacy", tol=0.0)
+    assert pb.get_mechanism("map_optimal").max_n == 10000
+    assert pb.get_mechanism("map_optimal", solver="full").max_n == 400
