@@ -399,3 +399,13 @@ def test_run_json_keeps_converged_false_and_the_gap(capsys) -> None:
     assert main(argv) == 0
     shown = re.sub(r"\s+", " ", capsys.readouterr().out)
     assert "ok*" in shown and "* not certified" in shown
+
+
+def test_the_bootstrap_test_does_not_flip_on_rounding_noise() -> None:
+    """One mapping evaluated twice in another order: every resample differs by ~1e-17."""
+    base = np.linspace(0.2, 0.26, 200)
+    noise = 1e-17 * (1 + np.arange(200) % 3)  # all positive: the raw interval excludes 0
+    a = _boot_row("x", 0.2293 + 2e-17, (base + noise).tolist())
+    b = _boot_row("y", 0.2293, base.tolist())
+    text = verdict(a, b, _out("mi_bits"))
+    assert EQUAL in text and SIGNIFICANT not in text, text
