@@ -36,7 +36,10 @@ class PairedDifference:
 
     @property
     def significant(self) -> bool:
-        """True when the interval excludes zero (a difference that is not sampling noise)."""
+        """True when the interval excludes zero: the raw test. ``compare`` words a verdict
+        with the difference's resolution too (:mod:`privbench.results.verdicts`): a
+        difference of 1e-8 bits whose paired interval excludes zero is "equal within
+        resolution" there, not significant."""
         return self.low > 0 or self.high < 0
 
     def verdict(self, better_is_lower: bool = True) -> str:
