@@ -21,7 +21,7 @@ import pandas as pd
 
 from privbench.api import pick_reference
 from privbench.cli._compare_uncertainty import uncertainty_tables
-from privbench.protocol.errors import ValidationError
+from privbench.protocol.errors import ValidationError, did_you_mean
 from privbench.protocol.metric import Output
 from privbench.results.fingerprints import FOOTNOTE, MARK, other_code
 from privbench.results.pareto import (
@@ -245,7 +245,8 @@ def _compare_instance(console: Any, args: argparse.Namespace, instance: str, g: 
     final = [label for label in curves if label not in set(_unconverged(g)["label"])]
     ref = args.reference or pick_reference(final or list(curves))
     if ref not in curves:
-        raise ValidationError(f"reference {ref!r} has no runs with {out.name} on {instance}; "
+        raise ValidationError(f"reference {ref!r}{did_you_mean(ref, curves)} has no runs with "
+                              f"{out.name} on {instance}; "
                               f"have: {', '.join(curves)}")
     rows = rank_rows(summarise(curves, targets=targets, budgets=budgets, reference=ref),
                      budgets[0], higher=out.direction == "higher")

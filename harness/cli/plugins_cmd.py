@@ -11,7 +11,7 @@ import textwrap
 from typing import Any
 
 from privbench.host.manager import KINDS, PluginInfo, get_host
-from privbench.protocol.errors import ValidationError
+from privbench.protocol.errors import ValidationError, did_you_mean
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -61,7 +61,8 @@ def find(name: str, kind: str | None = None) -> list[PluginInfo]:
     if not found:
         known = sorted({r.name for r in rows if kind is None or r.kind == kind})
         what = f"{kind} plugin" if kind else "plugin"
-        raise ValidationError(f"unknown {what} {name!r}; known: {', '.join(known)}")
+        raise ValidationError(f"unknown {what} {name!r}{did_you_mean(name, known)}; "
+                              f"known: {', '.join(known)}")
     return found
 
 

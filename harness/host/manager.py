@@ -38,7 +38,7 @@ from privbench.host import hookspecs
 from privbench.protocol.abort import plugin_code
 from privbench.protocol.dataset import DatasetAdapter
 from privbench.protocol.env import env_flag
-from privbench.protocol.errors import PluginAbort, PluginError
+from privbench.protocol.errors import PluginAbort, PluginError, did_you_mean
 from privbench.protocol.executor import Executor, Reporter
 from privbench.protocol.figure import Figure
 from privbench.protocol.lp import LPBackend
@@ -428,7 +428,8 @@ class PluginHost:
         if rows:
             raise PluginError(f"{kind} {name!r} is {rows[0].status}: {rows[0].reason}")
         known = sorted(p.name for p in self.plugins() if p.kind == kind and p.status == "ok")
-        raise PluginError(f"unknown {kind} {name!r}; available: {', '.join(known) or '(none)'}")
+        raise PluginError(f"unknown {kind} {name!r}{did_you_mean(name, known)}; "
+                          f"available: {', '.join(known) or '(none)'}")
 
 
 def _bad_needs(kind: str, cls: type) -> str:

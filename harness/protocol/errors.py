@@ -6,6 +6,9 @@ expected, so the CLI can print it verbatim and exit non-zero.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class PrivbenchError(Exception):
     """Base class of every error privbench raises on purpose."""
@@ -40,3 +43,16 @@ class StoreWriteError(PrivbenchError):
 class StoreReadError(PrivbenchError):
     """The results database cannot be read (a corrupted page, a table that is not
     privbench's): the CLI prints one line and exits 3."""
+
+
+def did_you_mean(name: object, candidates: Iterable[str]) -> str:
+    """``" (did you mean 'sppm'?)"`` for the closest of ``candidates`` (difflib), or ``""``.
+
+    Why: an unknown name was answered with a list of up to ~95 names and no pointer; every
+    place a user types a name (outputs, mechanisms, data sets, metrics, plugins) adds this
+    before that list.
+    """
+    close = difflib.get_close_matches(str(name), sorted(set(candidates)), n=2, cutoff=0.6)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"

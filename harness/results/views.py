@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from privbench.protocol.errors import ValidationError
+from privbench.protocol.errors import ValidationError, did_you_mean
 from privbench.protocol.metric import LEAKAGE_OUTPUT, Output
 from privbench.protocol.plugin import format_label
 from privbench.results.pareto import Curve
@@ -76,7 +76,8 @@ def resolve_output(name: str, outputs: Mapping[str, Output]) -> Output:
     :raises ValidationError: naming the declared outputs when ``name`` is none of them.
     """
     if name not in outputs:
-        raise ValidationError(f"unknown output {name!r}; declared outputs: "
+        raise ValidationError(f"unknown output {name!r}{did_you_mean(name, outputs)}; "
+                              f"declared outputs: "
                               f"{', '.join(sorted(outputs)) or '(none)'}")
     return outputs[name]
 

@@ -17,7 +17,7 @@ from typing import Any
 from privbench.host.manager import get_host
 from privbench.protocol.abort import plugin_code
 from privbench.protocol.checks import BUDGET, DELTA_ROLES, delta_value, finite_float, positive_int, seed_value
-from privbench.protocol.errors import PluginError, PrivbenchError, ValidationError
+from privbench.protocol.errors import PluginError, PrivbenchError, ValidationError, did_you_mean
 from privbench.running.problems import load_problem
 from privbench.running.specs import RunSpec, parse_spec
 
@@ -239,7 +239,8 @@ def check_metrics(spec: SweepSpec) -> None:
     for what, names in (("metric", spec.metrics), ("metric to skip", spec.skip_metrics)):
         for metric in names:
             if metric not in known:
-                raise PluginError(f"unknown {what} {metric!r}; available: {', '.join(sorted(known))}")
+                raise PluginError(f"unknown {what} {metric!r}{did_you_mean(metric, known)}; "
+                                  f"available: {', '.join(sorted(known))}")
     both = sorted(set(spec.metrics) & set(spec.skip_metrics))
     if both:
         raise ValidationError(f"metric(s) {', '.join(both)} both requested (-M / metrics) and "

@@ -23,7 +23,12 @@ from privbench.host.manager import get_host
 from privbench.protocol.certificate import Certificate, contradiction
 from privbench.protocol.checks import delta_value
 from privbench.protocol.context import RunContext
-from privbench.protocol.errors import InvalidMappingError, PrivbenchError, ValidationError
+from privbench.protocol.errors import (
+    InvalidMappingError,
+    PrivbenchError,
+    ValidationError,
+    did_you_mean,
+)
 from privbench.protocol.mechanism import MAPPING, Mechanism, MechanismResult, validate_mapping
 from privbench.protocol.plugin import format_label
 from privbench.protocol.problem import PrivacyProblem
@@ -96,7 +101,8 @@ def compute_metrics(
     available = get_host().metrics()
     unknown = [m for m in (*requested, *skipped) if m not in available]
     if unknown:
-        raise ValidationError(f"unknown metric(s) {', '.join(unknown)}; available: "
+        raise ValidationError(f"unknown metric(s) {', '.join(unknown)}"
+                              f"{did_you_mean(unknown[0], available)}; available: "
                               f"{', '.join(sorted(available))}")
     seconds: dict[str, float] = {}
     builtin = get_host().builtin_names("metric")
