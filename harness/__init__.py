@@ -107,6 +107,8 @@ _LAZY = {
     "curves_of": "privbench.results.views",
     "excess_at": "privbench.results.views",
     "describe_excess": "privbench.results.views",
+    "short_labels": "privbench.results.views",
+    "rank_rows": "privbench.results.pareto",
     "Curve": "privbench.results.pareto",
     "default_targets": "privbench.results.pareto",
     "pick_reference": "privbench.api",

@@ -94,3 +94,13 @@ def test_default_targets_lie_within_the_outputs_range(tmp_path, capsys) -> None:
     targets = [float(t) for t in re.findall(r"MAP adversary accuracy≤([0-9.]+)", text)]
     assert targets and all(0.66 <= t <= 0.80 for t in targets), targets
     assert "E[d] for" in text and "not reached" not in text.split("│ a")[1].split("\n")[0]
+
+
+def test_report_uses_short_labels_and_compares_rank_budget(tmp_path, host) -> None:
+    db = tmp_path / "r.sqlite"
+    _store(db)
+    assert main(["report", "--db", str(db), "--out", str(tmp_path / "rep")]) == 0
+    page = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
+    assert "<code>sppm[mode=optimal]</code> = <code>sppm[iterations=1000,mode=optimal," in page
+    assert "Ranked by I at Δ≤4 (the middle stored budget, where privbench compare" in page
+    assert '"sppm[mode=dual]"' in page  # the legend's name in the figure data

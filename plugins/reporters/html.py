@@ -308,6 +308,11 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
     df = pb.load_runs(db_path)
     if "instance" in df:  # data-set seeds are replicates of one instance (figures: mean ± sd)
         df["instance"] = df["instance"].map(pb.replicate_group)
+    shortened: list[tuple[str, str]] = []
+    if "label" in df and not df.empty:  # name + the parameters that differ; hover: full key
+        short = pb.short_labels(df)
+        shortened = sorted((s, full) for full, s in short.items() if s != full)
+        df["label"] = df["label"].map(short)
     if "label" in df:  # one look per label across every figure of the report
         common.assign_styles([str(x) for x in df["label"].dropna().unique()])
     # only what an earlier report wrote is replaced or removed (the folder's manifest)
@@ -320,7 +325,7 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
         "version": pb.__version__, "n_runs": len(df),
         "status": sorted(df["status"].value_counts().to_dict().items()) if not df.empty else [],
         "specs": [_echo_spec(Path(s)) for s in specs],
-        "toc": toc, "blocks": blocks,
+        "toc": toc, "blocks": blocks, "shortened": shortened,
         "runs": tables.run_table(df) if not df.empty else None,
         "provenance": tables.provenance(df) if not df.empty else None,
         "plots": {p["div"]: p["figure"] for b in blocks if b["type"] == "figure" for p in b["panels"]},

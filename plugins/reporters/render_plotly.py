@@ -127,12 +127,16 @@ def to_plotly(traces: list[dict[str, Any]], meta: dict[str, Any]) -> list[dict[s
         entries = sum(1 for d in data if d.get("showlegend", True))
         rows = math.ceil(entries / 3) if entries else 0
         title = name if len(groups) > 1 else ""  # the page heads a single panel
-        layout = {"title": {"text": title, "font": {"size": 14}},
+        # the toolbar stands upright in the right margin, never over a panel's title
+        layout = {"title": {"text": title, "font": {"size": 14}, "x": 0, "xanchor": "left",
+                            "xref": "paper"},
+                  "modebar": {"orientation": "v"},
                   "xaxis": _axis(meta, "x"), "yaxis": _axis(meta, "y"),
                   "height": PANEL_HEIGHT + LEGEND_ROW * rows, "hovermode": "closest",
                   "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.16,
                              "yanchor": "top", "font": {"size": 11}},
-                  "margin": {"l": 70, "r": 20, "t": 50 if title else 30, "b": 70 + LEGEND_ROW * rows},
+                  "margin": {"l": 70, "r": 40, "t": 50 if title else 30,
+                             "b": 70 + LEGEND_ROW * rows},
                   "plot_bgcolor": "#ffffff", "paper_bgcolor": "#ffffff"}
         if any(t.get("kind") == "bar" for t in group):
             layout["barmode"] = "group"

@@ -39,11 +39,16 @@ def tradeoff_summary(ok: pd.DataFrame) -> Table | None:
         return None
     prior = ok["prior_mi_bits"].dropna()
     targets = pb.default_targets(float(prior.iloc[0])) if not prior.empty else []
-    budgets = informative_budgets(ok)
+    # ranked at the budget `privbench compare` ranks at by default (the middle stored Δ),
+    # so the report and the terminal agree on the order (and both say which Δ)
+    deltas = sorted(float(d) for d in ok["delta"].unique())
+    rank_at = deltas[len(deltas) // 2]
+    budgets = sorted(set(informative_budgets(ok)) | {rank_at})
     stopped = {label for label, m in zip(ok["label"], ok["metrics"], strict=True)
                if isinstance(m, dict) and m.get("converged") is False}
     ref = pb.pick_reference([c for c in curves if c not in stopped] or list(curves))
-    rows = pb.summarise(curves, targets=targets, budgets=budgets, reference=ref)
+    rows = pb.rank_rows(pb.summarise(curves, targets=targets, budgets=budgets, reference=ref),
+                        rank_at)
     header = (["mechanism", "points"] + [f"I at Δ≤{b:g}" for b in budgets]
               + [f"E[d] for I≤{t:g}" for t in targets] + [f"× {ref} (I≤{t:g})" for t in targets])
     ref_gap = pb.certified_gap(ok, ref) if ref is not None else None
@@ -51,8 +56,9 @@ def tradeoff_summary(ok: pd.DataFrame) -> Table | None:
              *r.distortion_for.values(),
              *("see note" if pb.below_chord(v, ref_gap) else v for v in r.ratio.values())]
             for r in rows]
-    note = ("Read off each mechanism's Pareto curve, linear between measured points "
-            "(time-sharing); '-' = not reached in the measured range.")
+    note = (f"Ranked by I at Δ≤{rank_at:g} (the middle stored budget, where privbench compare "
+            "ranks too), most private first. Read off each mechanism's Pareto curve, linear "
+            "between measured points (time-sharing); '-' = not reached in the measured range.")
     if any(pb.below_chord(v, ref_gap) for r in rows for v in r.ratio.values()):
         note += (f" 'see note': a ratio below 1 against {ref}, which certifies its points "
                  "optimal, would be the straight segment's between its measured points (above "
