@@ -89,3 +89,25 @@ def test_a_representative_subset_of_the_probe_passes() -> None:
     assert "0 crash, 0 silent wrong, 0 trust hole, 0 unexpected" in out.stdout, out.stdout
     ran = {line.split()[-1] for line in out.stdout.splitlines() if line.strip().startswith("ok ")}
     assert set(SUBSET) <= ran, out.stdout  # --only matches substrings: at least these ran
+
+
+TOOL4 = TOOL.with_name("probe_trust4.py")
+
+
+def test_round_four_probe_keeps_its_families() -> None:
+    """tools/probe_trust4.py (issue 41) lists its new cases in its five families."""
+    out = subprocess.run([sys.executable, str(TOOL4), "--list"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    names = out.stdout.split()
+    for family in ("owns/", "promises/", "stores/", "numbers/", "figures/"):
+        assert sum(n.startswith(family) for n in names) >= 1, family
+    assert len(names) >= 20 and not any(n.startswith(("csv/", "io/")) for n in names)
+
+
+@pytest.mark.slow
+def test_round_four_probe_subset_passes() -> None:
+    argv = [sys.executable, str(TOOL4), "--only", "owns/figures_folder", "--only", "promises/a_liar",
+            "--only", "stores/claims", "--only", "numbers/signed_zero"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and "4 cases: 4 ok" in out.stdout, out.stdout[-3000:]
