@@ -1,7 +1,10 @@
 """How large an alphabet each catalogue LP mechanism solves within a time limit.
 
     PRIVBENCH_DATA_DIR=../shared/data python tools/measure_catalogue_scaling.py \
-        [--limit 60] [--only perfect_privacy ...]
+        [--limit 60] [--only perfect_privacy ...] [--solver full|colgen]
+
+``--solver full`` (default) measures the whole LP, the solver this table was first made
+with; ``privbench benchmark catalogue`` measures column generation against its targets.
 
 For each LP mechanism and each instance (synthetic m = 4..8, census top 100/300, random
 Hamming problems of growing n) one solve runs in a fresh process, with ``max_n`` lifted;
@@ -42,14 +45,14 @@ def budget(name: str, problem: Any) -> float:
     return 0.3 * pb.get_mechanism("constant").solve(problem, 0.0).stats["expected_distortion"]
 
 
-def one(mechanism: str, params: dict, dataset: str, dparams: dict) -> dict:
+def one(mechanism: str, params: dict, dataset: str, dparams: dict, solver: str = "full") -> dict:
     """One timed solve in this process (the child's job)."""
     import privbench as pb
 
     problem = pb.load_dataset(dataset, **dparams)
     delta = budget(mechanism, problem)
     mech = pb.get_mechanism(mechanism, **params) if mechanism == "sppm" else \
-        pb.get_mechanism(mechanism, max_n=10**6, **params)
+        pb.get_mechanism(mechanism, max_n=10**6, solver=solver, **params)
     if mech.skip(problem)[0]:
         raise SystemExit(f"{mechanism} skips {problem.name}")
     mech.prepare(problem, pb.RunContext(seed=0))  # untimed, as in the runner
@@ -61,9 +64,10 @@ def one(mechanism: str, params: dict, dataset: str, dparams: dict) -> dict:
             "nnz": stats.get("lp_nnz")}
 
 
-def child(mechanism: str, params: dict, dataset: str, dparams: dict, limit: float) -> dict:
+def child(mechanism: str, params: dict, dataset: str, dparams: dict, limit: float,
+          solver: str = "full") -> dict:
     """Run :func:`one` in a fresh process; ``None`` seconds when it passes 2 x limit."""
-    payload = json.dumps([mechanism, params, dataset, dparams])
+    payload = json.dumps([mechanism, params, dataset, dparams, solver])
     try:
         out = subprocess.run([sys.executable, __file__, "--one", payload], capture_output=True,
                              text=True, timeout=2 * limit + 60, check=True)
@@ -87,6 +91,8 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=60.0, help="seconds per solve")
     parser.add_argument("--only", action="append", default=None, metavar="MECHANISM",
                         help="measure only this mechanism (repeatable)")
+    parser.add_argument("--solver", default="full", choices=["full", "colgen"],
+                        help="the LP mechanisms' solver (default full: the whole LP)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -103,7 +109,7 @@ def main() -> None:
         for k in list(alive):
             mechanism, params = RUNS[k]
             name = mechanism + (f" ({params['notion']})" if params else "")
-            got = child(mechanism, params, dataset, dparams, args.limit)
+            got = child(mechanism, params, dataset, dparams, args.limit, args.solver)
             secs = got.get("seconds")
             shown = f"{secs:.2f}" if secs is not None else got.get("error", "?")
             ratio = f"{secs / base['seconds']:.2g}" if secs and base.get("seconds") else "-"
