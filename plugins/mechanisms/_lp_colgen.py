@@ -399,7 +399,8 @@ class ColumnGeneration:
             obj, x, y = self.solve_master()
             t1 = time.perf_counter()
             bound, new_i, new_j = self.price(y)
-            if relative_gap(obj, bound) > self.tol:  # degenerate duals: try repaired ones
+            if relative_gap(obj, bound) > self.tol and new_i.size <= self.d.m // 4:
+                # few columns price out, yet the gap is open: degenerate duals, repair them
                 bound = max(bound, self.price(y, repair=True, columns=False)[0])
             t_price += time.perf_counter() - t1
             t_lp += t1 - t0
