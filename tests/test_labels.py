@@ -104,3 +104,43 @@ def test_report_uses_short_labels_and_compares_rank_budget(tmp_path, host) -> No
     assert "<code>sppm[mode=optimal]</code> = <code>sppm[iterations=1000,mode=optimal," in page
     assert "Ranked by I at Δ≤4 (the middle stored budget, where privbench compare" in page
     assert '"sppm[mode=dual]"' in page  # the legend's name in the figure data
+
+
+def _roles_store(db) -> None:
+    with ResultStore(db) as s:
+        for mech, metrics in (("sppm", {}), ("watchdog", {}),
+                              ("mondrian", {"note": "the identity: every profile already has "
+                                                    ">= k = 10 users"})):
+            for d, mi in ((0.5, 0.3), (1.0, 0.2), (2.0, 0.05)):
+                s.add({"mechanism": mech, "dataset": "toy", "params": {}, "dataset_params": {},
+                       "delta": d, "status": "ok", "mi_bits": mi, "prior_mi_bits": 0.4,
+                       "distortion": d, "n": 8,
+                       "metrics": {"dataset_name": "toy", **metrics},
+                       "run_key": f"{mech}|toy|delta={d}"})
+
+
+def test_delta_roles_and_mechanism_notes_are_said(tmp_path, capsys, host) -> None:
+    db = tmp_path / "r.sqlite"
+    _roles_store(db)
+    assert main(["compare", "--db", str(db)]) == 0
+    text = capsys.readouterr().out
+    assert "│ watchdog (Δ read as ε)" in text and "│ mondrian (Δ unused)" in text
+    assert re.search(r"^│ sppm\W", text, re.M) and "sppm (Δ" not in text  # budgeted: no mark
+    assert "'(Δ read as ε)': the mechanism reads Δ as its privacy or noise level ε" in text
+    assert "mondrian (Δ unused): the identity: every profile already has >= k = 10" in text
+
+
+def test_a_wide_table_splits_in_two_at_80_columns(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setattr("rich.console.Console.is_terminal", property(lambda self: True))
+    monkeypatch.setenv("NO_COLOR", "1")
+    db = tmp_path / "r.sqlite"
+    _store(db)
+    argv = ["compare", "--db", str(db), "--budget", "1", "--budget", "4", "--budget", "16",
+            "--target", "0.5", "--target", "0.25", "--target", "0.13"]
+    assert main(argv) == 0
+    text = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+    assert [line for line in text.splitlines() if cell_len(line) > 80] == []
+    assert "(continued) the distortion each needs to reach a target" in text
+    rows = [line for line in text.splitlines() if line.startswith("│ expmec")]
+    assert len(rows) == 2  # once in each half

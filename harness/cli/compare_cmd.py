@@ -36,10 +36,13 @@ from privbench.results.store import DEFAULT_DB
 from privbench.results.verdicts import below_chord, certified_gap
 from privbench.results.views import (
     DEFAULT_OUTPUT,
+    DELTA_ROLE_NOTE,
     curves_of,
+    delta_role_labels,
     describe_excess,
     excess_at,
     load_runs,
+    mechanism_notes,
     output_values,
     resolve_output,
     short_labels,
@@ -174,6 +177,10 @@ def run(args: argparse.Namespace) -> int:
     if args.reference:
         args.reference = short.get(args.reference, args.reference)
     ok = ok.assign(label=ok["label"].map(short))
+    marked = delta_role_labels(ok, _delta_roles())
+    ok = ok.assign(label=ok["label"].map(marked))
+    if args.reference:
+        args.reference = marked.get(args.reference, args.reference)
     console = Console()
     if not console.is_terminal:  # piped into a file or README: do not squeeze to 80 columns
         console = Console(width=160)
@@ -193,7 +200,25 @@ def run(args: argparse.Namespace) -> int:
     for line in metric_failure_lines(shown["metrics"] if "metrics" in shown else []):
         console.print("[yellow]" + escape(line) + "[/]", highlight=False)
     _legend(console, short)
+    _role_and_mechanism_notes(console, ok, marked)
     return 0
+
+
+def _delta_roles() -> dict[str, str]:
+    from privbench.host.manager import get_host
+
+    return {name: getattr(cls, "delta_role", "budget")
+            for name, cls in get_host().mechanisms().items()}
+
+
+def _role_and_mechanism_notes(console: Any, ok: pd.DataFrame, marked: dict[str, str]) -> None:
+    """What Δ means where it is not a budget, and what mechanisms say about their runs."""
+    from rich.markup import escape
+
+    if any(m != label for label, m in marked.items()):
+        console.print("  [dim]" + escape(DELTA_ROLE_NOTE) + "[/]", highlight=False)
+    for label, note in mechanism_notes(ok).items():
+        console.print("  " + escape(f"{label}: {note}"), highlight=False)
 
 
 def _legend(console: Any, shown: dict[str, str]) -> None:
@@ -250,10 +275,11 @@ def _compare_instance(console: Any, args: argparse.Namespace, instance: str, g: 
                               f"have: {', '.join(curves)}")
     rows = rank_rows(summarise(curves, targets=targets, budgets=budgets, reference=ref),
                      budgets[0], higher=out.direction == "higher")
-    table = _table(instance, g, rows, curves, budgets, targets, ref, notion, prior)
-    title, table.title = table.title, None  # printed as text: it wraps, a table title is cut
-    console.print(title, highlight=False)
-    console.print(table)
+    for table in _table(instance, g, rows, curves, budgets, targets, ref, notion, prior,
+                        console.width):
+        title, table.title = table.title, None  # printed as text: it wraps; a title is cut
+        console.print(title, highlight=False)
+        console.print(table)
     verb = "raise" if out.direction == "higher" else "bring"
     ref_gap = certified_gap(g, ref) if notion.certified else None
     for r in rows:
@@ -301,29 +327,28 @@ def _chord_note(r: MechanismSummary, ref: str, t: float, ref_curve: Curve, gap: 
 
 def _table(instance: str, g: pd.DataFrame, rows: list[MechanismSummary],
            curves: dict[str, Curve], budgets: list[float], targets: list[float], ref: str,
-           notion: Notion, prior: float | None) -> Any:
+           notion: Notion, prior: float | None, width: int | None = None) -> list[Any]:
+    """The instance's table; split in two (budgets, then targets, each with the mechanism
+    column) when it cannot fit ``width`` columns even with every cell folded."""
     from rich.markup import escape
-    from rich.table import Table
 
     title = f"{instance}: n = {int(g['n'].max())}"
     if prior is not None:
         title += f", {notion.prior} = {prior:.4g}{notion.unit}"
     first = "lowest first" if notion.output.direction == "neutral" else "most private first"
     title += f"; ranked by {notion.symbol} at Δ≤{budgets[0]:g}, {first}"
-    table = Table(title=escape(title))
-    table.add_column("mechanism", overflow="fold", min_width=min(24, max(map(len, curves))))
-    table.add_column("points", justify="right")
-    fold = {"justify": "right", "overflow": "fold"}  # narrow: wrap a cell, never cut it
+    heads = ["mechanism", "points"]
     for b in budgets:
-        table.add_column(escape(f"{notion.symbol} at Δ≤{b:g}"), **fold)
+        heads.append(f"{notion.symbol} at Δ≤{b:g}")
         if notion.certified:
-            table.add_column(escape(f"excess at Δ={b:g}"), **fold)
+            heads.append(f"excess at Δ={b:g}")
+    split = len(heads)
     for t in targets:
-        table.add_column(escape(f"E[d] for {notion.symbol}{notion.op}{t:g}"), **fold)
-        table.add_column(escape(f"× {ref}"), **fold)
+        heads += [f"E[d] for {notion.symbol}{notion.op}{t:g}", f"× {ref}"]
     other = set(g.loc[other_code(g, current_hash), "label"])
     uncertified = set(_unconverged(g)["label"])
     ref_gap = certified_gap(g, ref) if notion.certified else None
+    body = []
     for r in rows:
         cells = [escape(r.label) + (MARK if r.label in other else "")
                  + (UNCERTIFIED_MARK if r.label in uncertified else ""), str(r.points)]
@@ -334,8 +359,40 @@ def _table(instance: str, g: pd.DataFrame, rows: list[MechanismSummary],
         for t in targets:
             ratio = BELOW_CHORD if below_chord(r.ratio[t], ref_gap) else _f(r.ratio[t], NO_RATIO)
             cells += [_f(r.distortion_for[t], NOT_REACHED), ratio]
-        table.add_row(*cells)
+        body.append(cells)
+    whole = _rich_table(title, heads, body, range(len(heads)), min(12, max(map(len, curves))))
+    if width is None or split == len(heads) or _min_width(whole) <= width:
+        return [whole]
+    mech = min(12, max(map(len, curves)))
+    return [_rich_table(title, heads, body, range(split), mech),
+            _rich_table("(continued) the distortion each needs to reach a target", heads, body,
+                        [0, *range(split, len(heads))], mech)]
+
+
+def _rich_table(title: str, heads: list[str], body: list[list[str]], keep: Any,
+                mech_width: int) -> Any:
+    """A rich table of the columns ``keep``; cells fold (wrap), never cut."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=escape(title))
+    keep = list(keep)
+    for i in keep:
+        if i == 0:
+            table.add_column(heads[0], overflow="fold", min_width=mech_width)
+        else:
+            table.add_column(escape(heads[i]), justify="right", overflow="fold")
+    for cells in body:
+        table.add_row(*(cells[i] for i in keep))
     return table
+
+
+def _min_width(table: Any) -> int:
+    """The least width ``table`` can be drawn in without cropping."""
+    from rich.console import Console
+
+    console = Console(width=1000)
+    return console.measure(table).minimum
 
 
 def _excess_cell(excess: dict[str, float] | None) -> str:

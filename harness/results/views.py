@@ -144,3 +144,33 @@ def short_labels(frame: pd.DataFrame) -> dict[str, str]:
     if len(set(short.values())) < len(short):
         return {label: label for label in short}
     return short
+
+
+#: how a label says what Δ means for a mechanism that does not read it as a distortion
+#: budget (``Mechanism.delta_role``); "budget" adds nothing
+DELTA_ROLE_MARKS = {"epsilon": " (Δ read as ε)", "unused": " (Δ unused)"}
+#: the sentence under a table or figure that uses those marks
+DELTA_ROLE_NOTE = ("'(Δ read as ε)': the mechanism reads Δ as its privacy or noise level ε, "
+                   "not as a distortion budget; '(Δ unused)': it ignores Δ (every budget gives "
+                   "the same mapping). Their points sit at the distortion E[d] they measured.")
+
+
+def delta_role_labels(frame: pd.DataFrame, roles: Mapping[str, str]) -> dict[str, str]:
+    """Each label with a mark saying what Δ means when its mechanism does not read it as a
+    distortion budget (``roles``: mechanism name -> ``delta_role``). Why: ``watchdog`` and
+    ``lip_optimal`` (ε) or ``pram`` and ``mondrian`` (unused) sat in the same "Δ" tables
+    as budgeted mappings with no word."""
+    if frame.empty:
+        return {}
+    return {label: label + DELTA_ROLE_MARKS.get(roles.get(str(mech), "budget"), "")
+            for label, mech in zip(frame["label"], frame["mechanism"], strict=True)}
+
+
+def mechanism_notes(frame: pd.DataFrame) -> dict[str, str]:
+    """What a mechanism says about its own runs (``metrics.note``, e.g. ``mondrian``: "the
+    identity: every profile already has >= k users"), one per label."""
+    notes: dict[str, str] = {}
+    for label, m in zip(frame.get("label", []), frame.get("metrics", []), strict=True):
+        if isinstance(m, dict) and isinstance(m.get("note"), str) and m["note"]:
+            notes.setdefault(str(label), m["note"])
+    return notes

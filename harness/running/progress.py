@@ -57,19 +57,19 @@ class RunProgress:
         self.done = 0
         self._rich: Any = None
         self._solve_started: float | None = None
-        self._started = time.perf_counter()
+        self._started = time.monotonic()  # its own clock: solves time with perf_counter
 
     def timing(self) -> str:
         """``elapsed 12 s, ETA 40 s`` (the mean time per finished run times those left);
         just the elapsed time once every run is done or for a single run."""
-        elapsed = time.perf_counter() - self._started
+        elapsed = time.monotonic() - self._started
         text = f"elapsed {_duration(elapsed)}"
         if 0 < self.done < self.total:
             text += f", ETA {_duration(elapsed / self.done * (self.total - self.done))}"
         return text
 
     def __enter__(self) -> RunProgress:
-        self._started = time.perf_counter()
+        self._started = time.monotonic()
         if self.enabled and self.stream.isatty():
             from rich.console import Console
             from rich.progress import (

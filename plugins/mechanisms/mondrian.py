@@ -121,8 +121,12 @@ class Mondrian(pb.MappingMechanism):
         n = problem.n
         X = sp.csc_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
         sizes = np.array([counts[cell].sum() for cell in cells])
-        return self.result(X, cells=len(cells), users=float(counts.sum()),
-                           smallest_cell_users=float(sizes.min()), largest_cell_profiles=max(c.size for c in cells))
+        identity = len(cells) == n  # every profile its own cell: nothing generalised
+        note = (f"the identity: every profile already has >= k = {self.k:g} users, so no cell "
+                "is generalised (raise k)") if identity else ""
+        return self.result(X, cells=len(cells), users=float(counts.sum()), is_identity=identity,
+                           note=note, smallest_cell_users=float(sizes.min()),
+                           largest_cell_profiles=max(c.size for c in cells))
 
 
 @pb.hookimpl

@@ -309,10 +309,18 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
     if "instance" in df:  # data-set seeds are replicates of one instance (figures: mean ± sd)
         df["instance"] = df["instance"].map(pb.replicate_group)
     shortened: list[tuple[str, str]] = []
+    notes: list[str] = []
     if "label" in df and not df.empty:  # name + the parameters that differ; hover: full key
         short = pb.short_labels(df)
         shortened = sorted((s, full) for full, s in short.items() if s != full)
         df["label"] = df["label"].map(short)
+        roles = {name: getattr(cls, "delta_role", "budget")
+                 for name, cls in pb.get_host().mechanisms().items()}
+        marked = pb.delta_role_labels(df, roles)
+        df["label"] = df["label"].map(marked)
+        if any(m != label for label, m in marked.items()):
+            notes.append(pb.DELTA_ROLE_NOTE)
+        notes += [f"{label}: {note}" for label, note in pb.mechanism_notes(df).items()]
     if "label" in df:  # one look per label across every figure of the report
         common.assign_styles([str(x) for x in df["label"].dropna().unique()])
     # only what an earlier report wrote is replaced or removed (the folder's manifest)
@@ -325,7 +333,7 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
         "version": pb.__version__, "n_runs": len(df),
         "status": sorted(df["status"].value_counts().to_dict().items()) if not df.empty else [],
         "specs": [_echo_spec(Path(s)) for s in specs],
-        "toc": toc, "blocks": blocks, "shortened": shortened,
+        "toc": toc, "blocks": blocks, "shortened": shortened, "label_notes": notes,
         "runs": tables.run_table(df) if not df.empty else None,
         "provenance": tables.provenance(df) if not df.empty else None,
         "plots": {p["div"]: p["figure"] for b in blocks if b["type"] == "figure" for p in b["panels"]},
