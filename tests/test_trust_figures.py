@@ -78,7 +78,7 @@ CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser") i
                 None)
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")
 def test_the_rest_of_the_report_draws_in_a_browser(site: Path, tmp_path: Path) -> None:
     from test_report import render_in_chromium

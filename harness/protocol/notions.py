@@ -74,8 +74,8 @@ def _support(Q: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _scaled(Q: Any) -> np.ndarray | None:
     """Q checked (2-D, finite, non-negative) and normalised to a pmf, or None when it has
-    no mass. It is divided by its largest entry before it is summed, so counts near 1e308
-    do not overflow the sum (which made every entry 0: a total variation of 0.0).
+    no mass. When its sum overflows (counts near 1e308, which made every entry 0: a total
+    variation of 0.0) it is divided by its largest entry first.
 
     :raises ValidationError: for another shape, a NaN, an infinite or a negative entry.
     """
@@ -87,6 +87,9 @@ def _scaled(Q: Any) -> np.ndarray | None:
     top = float(Q.max()) if Q.size else 0.0
     if top <= 0:
         return None
+    total = float(Q.sum())
+    if math.isfinite(total):  # the common case: one division, the same rounding as ever
+        return Q / total
     Q = Q / top
     return Q / Q.sum()
 

@@ -75,10 +75,14 @@ class OutputFolder:
         if self.old is None and foreign and not force:
             self.close()
             shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+            old_report = "index.html" in foreign and "plotly.min.js" in foreign
             raise ValidationError(
                 f"{what}: {root_path} is not empty ({len(foreign)} entries privbench did not "
                 f"write: {shown}); choose a new or empty folder, or pass --force to write "
-                "beside them (nothing of theirs is replaced or deleted)")
+                "beside them (nothing of theirs is replaced or deleted)"
+                + ("; a report of a privbench from before output manifests has no list of its "
+                   "files: delete that folder's report files yourself, or write to a new folder"
+                   if old_report else ""))
         self.old = self.old or {}
 
     # -- reading and checking ------------------------------------------------------------
