@@ -105,3 +105,33 @@ def test_coverage_from_known_joints_on_a_small_grid() -> None:
     worst = cells.min().min()
     assert worst >= 0.80, cells.T.to_string()
     assert 0.92 <= float(cells.to_numpy().mean()) <= 0.985, cells.T.to_string()
+
+
+def test_guessing_entropy_no_leakage_value_is_covered_with_its_spread() -> None:
+    """Under independence G(A|B̂) = G(A), which the sample's prior only estimates: a
+    not-rejected interval covers G(Â) ± 1.96 sd(G(Â*)), and that spread is the binomial
+    one (|A| = 2, p = (0.3, 0.7): G(A) = 1 + 0.3, sd sqrt(0.21 / N))."""
+    null = 1.4 - np.linspace(0.0, 0.02, 101)
+    flat = 1.395 + 1e-4 * np.sin(np.arange(50))
+    lo, hi = bs.interval(1.395, flat, 1.4, null, side=-1, bounds=(1.0, 1.5), null_spread=0.02)
+    assert lo <= 1.38 + 1e-12 and hi >= 1.42 - 1e-12
+    tool = _tool()
+    P = np.outer([0.3, 0.7], np.full(10, 0.1))
+    problem = tool.sampled_problem(P, 4000, np.random.default_rng(4))
+    spread = bs.prior_guessing_spread(problem, 400, 0)
+    assert spread == pytest.approx(1.959964 * np.sqrt(0.21 / 4000), rel=0.15)
+
+
+def test_the_metric_widens_guessing_entropy_by_the_priors_spread() -> None:
+    """A sample drawn under independence (the test does not reject, seeded): the stored
+    guessing-entropy interval reaches G(Â) ± 1.96 sd(G(Â*)) on both sides."""
+    tool = _tool()
+    P = np.outer([0.3, 0.7], np.full(10, 0.1))
+    problem = tool.sampled_problem(P, 4000, np.random.default_rng(4))
+    X = np.eye(10)
+    lo, hi = bs.BootstrapIntervals().compute(problem, pb.MechanismResult("mapping", mapping=X),
+                                             delta=0.0)["guessing_entropy_ci95"]
+    g = bs.independent_estimates(problem, X)["guessing_entropy"]
+    spread = bs.prior_guessing_spread(problem, 200, 0)
+    assert spread > 0.01
+    assert lo <= g - spread + 1e-12 and hi >= g + spread - 1e-12

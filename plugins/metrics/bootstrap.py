@@ -179,6 +179,21 @@ def estimates(problem: pb.PrivacyProblem, mapping: Any) -> dict[str, float]:
     return {name: float(v[0]) for name, v in values.items()}
 
 
+def prior_guessing_spread(problem: pb.PrivacyProblem, resamples: int, seed: int,
+                          level: float = 0.95) -> float:
+    """z · sd of G(Â) (the guessing entropy of A's prior, guessing entropy's value under
+    independence) over the same resamples as :func:`bootstrap_samples` draws."""
+    cells = user_cells(problem)
+    rng = np.random.default_rng(seed)
+    values = []
+    for start in range(0, resamples, CHUNK):
+        size = min(CHUNK, resamples - start)
+        prior = resampled_joints(cells, problem.n_private, rng, size).sum(axis=2)
+        ranked = -np.sort(-prior, axis=1)
+        values.append(ranked @ np.arange(1, problem.n_private + 1, dtype=float))
+    return float(ndtri((1 + level) / 2)) * float(np.concatenate(values).std(ddof=1))
+
+
 def independent_estimates(problem: pb.PrivacyProblem, mapping: Any) -> dict[str, float]:
     """The notions under the independence model of the sample (0 for a leakage, G(A) for
     guessing entropy): the boundary value of each interval."""
@@ -259,7 +274,7 @@ INTERVALS: dict[str, Callable[..., list[float]]] = {"normal": normal_interval,
 def interval(estimate: float, values: np.ndarray, null_estimate: float | None = None,
              null_values: np.ndarray | None = None, side: int = 1, level: float = 0.95,
              bounds: tuple[float, float] = (0.0, float("inf")),
-             base: list[float] | None = None) -> list[float]:
+             base: list[float] | None = None, null_spread: float = 0.0) -> list[float]:
     """The ``<output>_ci95``: a bootstrap interval made right at the boundary of no leakage.
 
     ``base`` (default: :func:`basic_interval`) is the interval away from the boundary.
@@ -274,7 +289,10 @@ def interval(estimate: float, values: np.ndarray, null_estimate: float | None = 
     (one-sided, as at a boundary in Feldman & Cousins 1998): the interval reaches the
     boundary value. Rejected: it stops short of it, at the nearer of ``base``'s end and
     θ̂ less the null's excess (what noise alone adds). So a true 0 is covered with
-    probability ``level``, and a large leakage gets ``base`` unchanged.
+    probability ``level``, and a large leakage gets ``base`` unchanged. Where the value
+    under independence is itself estimated (guessing entropy: G(A) of the sample's prior)
+    ``null_spread`` is its half-width, and a not-rejected interval covers
+    ``null_estimate`` ± ``null_spread``.
     """
     lo, hi = base if base is not None else basic_interval(estimate, values, level, bounds)
     if null_values is None or null_estimate is None or not np.isfinite(estimate):
@@ -285,7 +303,8 @@ def interval(estimate: float, values: np.ndarray, null_estimate: float | None = 
         return [lo, hi]
     q = float(np.percentile(side * null, 100 * level))  # the test's critical value
     if side * estimate <= q:  # not rejected: no leakage is a value the data allow
-        return [min(lo, null_estimate), hi] if side > 0 else [lo, max(hi, null_estimate)]
+        low, high = np.clip([null_estimate - null_spread, null_estimate + null_spread], *bounds)
+        return [float(min(lo, low)), float(max(hi, high))]
     shifted = side * estimate - (q - side * null_estimate)  # beyond the boundary
     if side > 0:
         return [float(min(lo, shifted) if lo > null_estimate else min(shifted, hi)), hi]
@@ -350,6 +369,7 @@ class BootstrapIntervals(pb.Metric):
                                  seed=int(self.seed), independent=True)
         null_centre = independent_estimates(problem, result.mapping)
         make = INTERVALS[self.interval]
+        spread = {"guessing_entropy": prior_guessing_spread(problem, resamples, int(self.seed))}
         values: dict[str, Any] = {}
         for name, v in samples.items():
             side = BOUNDARY_SIDE.get(name)
@@ -357,7 +377,8 @@ class BootstrapIntervals(pb.Metric):
                 centre[name], v, null_centre[name] if side else None,
                 null[name] if side else None, side or 1,
                 bounds=value_range(name, problem.n_private),
-                base=make(centre[name], v, bounds=value_range(name, problem.n_private)))
+                base=make(centre[name], v, bounds=value_range(name, problem.n_private)),
+                null_spread=spread.get(name, 0.0))
         values["bootstrap"] = {
             "resamples": resamples, "seed": int(self.seed), "users": int(cells.sum()),
             "interval": self.interval,
