@@ -232,6 +232,13 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
         super().prepare(problem, context)
         self.distortion_ = None
         if self.solver == "colgen":
+            if "colgen" not in _WARMED:  # highspy's import and first model, untimed
+                import highspy
+
+                from privbench.plugins.lp.highs import quiet_highs
+
+                quiet_highs(highspy)
+                _WARMED.add("colgen")
             return
         self.distortion_ = np.asarray(problem.distortion.to_dense(), dtype=float)
         if str(self.lp_backend) not in _WARMED:
