@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with plugin_code(f"reporter {args.reporter!r}"):
             host = get_host()
-            reporter = cls.create(**params).use(host.figures(), host.outputs())
+            reporter = cls.create(**params).use(host.figures(), host.outputs(),
+                                                host.mechanisms())
             path = reporter.report(args.db, args.out)
     except PrivbenchError:
         raise

@@ -104,11 +104,14 @@ class Reporter(Parametrized):
     figures_: dict[str, type] = {}
     outputs_: dict[str, Any] = {}
 
-    def use(self, figures: dict[str, type], outputs: dict[str, Any]) -> Reporter:
-        """Receive the registered figures and declared outputs from the host (a reporter
-        never asks the host itself); returns self."""
+    def use(self, figures: dict[str, type], outputs: dict[str, Any],
+            mechanisms: dict[str, type] | None = None) -> Reporter:
+        """Receive the registered figures, declared outputs and mechanism classes (what Δ
+        means to each: ``delta_role``) from the host (a reporter never asks the host
+        itself); returns self."""
         self.figures_ = dict(figures)
         self.outputs_ = dict(outputs)
+        self.mechanisms_ = dict(mechanisms or {})
         return self
 
     def report(self, db_path: Path, out_dir: Path) -> Path:

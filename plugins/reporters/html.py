@@ -278,7 +278,7 @@ def _render(context: dict[str, Any]) -> str:
     return env.get_template("report.html.j2").render(**context)
 
 
-def _echo_spec(path: Path) -> dict[str, Any]:
+def _echo_spec(path: Path, mechanisms: dict[str, type]) -> dict[str, Any]:
     """The spec as written, and what the sweep added to it (the baselines, unless
     ``baselines = false``), so the echo shows what ran."""
     import tomllib
@@ -292,15 +292,15 @@ def _echo_spec(path: Path) -> dict[str, Any]:
     if data.get("baselines", True) is not True or not isinstance(data.get("mechanisms"), list):
         return echo
     named = {str(m).split(":")[0].split("[")[0].strip() for m in data["mechanisms"]}
-    echo["added"] = sorted(name for name, cls in pb.get_host().mechanisms().items()
+    echo["added"] = sorted(name for name, cls in mechanisms.items()
                            if getattr(cls, "baseline", False) and name not in named)
     return echo
 
 
 def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
                  specs: tuple[str, ...] = (), figures: dict[str, type] | None = None,
-                 outputs: dict[str, Any] | None = None, force: bool = False
-                 ) -> tuple[Path, list[Path]]:
+                 outputs: dict[str, Any] | None = None, force: bool = False,
+                 mechanisms: dict[str, type] | None = None) -> tuple[Path, list[Path]]:
     """Write ``index.html``, ``plotly.min.js`` and ``figures/*.csv`` (and ``*.png``/``*.pdf``
     when ``static``); returns the page and the figure files. Only files an earlier report
     wrote are replaced or removed; a non-empty folder privbench did not write is refused
@@ -315,7 +315,7 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
         shortened = sorted((s, full) for full, s in short.items() if s != full)
         df["label"] = df["label"].map(short)
         roles = {name: getattr(cls, "delta_role", "budget")
-                 for name, cls in pb.get_host().mechanisms().items()}
+                 for name, cls in (mechanisms or {}).items()}
         marked = pb.delta_role_labels(df, roles)
         df["label"] = df["label"].map(marked)
         if any(m != label for label, m in marked.items()):
@@ -332,7 +332,7 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
         "db": str(db_path), "stamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "version": pb.__version__, "n_runs": len(df),
         "status": sorted(df["status"].value_counts().to_dict().items()) if not df.empty else [],
-        "specs": [_echo_spec(Path(s)) for s in specs],
+        "specs": [_echo_spec(Path(s), mechanisms or {}) for s in specs],
         "toc": toc, "blocks": blocks, "shortened": shortened, "label_notes": notes,
         "runs": tables.run_table(df) if not df.empty else None,
         "provenance": tables.provenance(df) if not df.empty else None,
@@ -359,7 +359,8 @@ class HtmlReporter(pb.Reporter):
     def report(self, db_path: Path, out_dir: Path) -> Path:
         return build_report(Path(db_path), Path(out_dir), static=bool(self.static),
                             specs=tuple(str(s) for s in self.specs), figures=self.figures_,
-                            outputs=self.outputs_, force=bool(self.force))[0]
+                            outputs=self.outputs_, force=bool(self.force),
+                            mechanisms=getattr(self, "mechanisms_", {}))[0]
 
 
 @pb.hookimpl
