@@ -42,9 +42,10 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> str:
                                           dataset_params={"m": 3}, seed=0))
                 s.add(_hostile(rec, mech="<pwn-mech>" if mech == "identity" else None,
                                param="<pwn-param>\"'"))
-            rec = execute_run(RunSpec(mechanism="sppm", dataset="synthetic", delta=delta,
-                                      dataset_params={"m": 3}))
-            s.add(_hostile(rec, param="<pwn-solver>"))
+            for tag in ("<pwn-solver>", "plain"):  # two labels, so the tag is shown
+                rec = execute_run(RunSpec(mechanism="sppm", dataset="synthetic", delta=delta,
+                                          dataset_params={"m": 3}))
+                s.add(_hostile(rec, param=tag))
         bad = execute_run(RunSpec(mechanism="expmec", dataset="synthetic", delta=-1.0,
                                   dataset_params={"m": 3}))
         bad["error"] = "ValueError: <pwn-error> <script>alert(1)</script>"

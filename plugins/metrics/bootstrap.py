@@ -32,9 +32,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
-from scipy.special import ndtri
 
 import privbench as pb
 from privbench.protocol.checks import one_of, positive_int
@@ -122,6 +120,8 @@ def data_hash(problem: pb.PrivacyProblem) -> str:
     """sha256 of the users a bootstrap resamples: every column of every record (in
     order) and the shape |A| x n of the alphabet. Two problems get the same hash only
     when they hold the same users coded the same way."""
+    import pandas as pd  # lazy: ``privbench plugins`` imports this module to list it
+
     h = hashlib.sha256(f"{problem.n_private}x{problem.n}\0".encode())
     rec = problem.records
     if rec is not None:
@@ -183,6 +183,8 @@ def prior_guessing_spread(problem: pb.PrivacyProblem, resamples: int, seed: int,
                           level: float = 0.95) -> float:
     """z · sd of G(Â) (the guessing entropy of A's prior, guessing entropy's value under
     independence) over the same resamples as :func:`bootstrap_samples` draws."""
+    from scipy.special import ndtri
+
     cells = user_cells(problem)
     rng = np.random.default_rng(seed)
     values = []
@@ -256,6 +258,8 @@ def normal_interval(estimate: float, values: np.ndarray, level: float = 0.95,
     both measured). An infinite estimate or resample falls back to
     :func:`basic_interval` (an infinite end, never NaN).
     """
+    from scipy.special import ndtri
+
     values = np.asarray(values, dtype=float)
     if not np.isfinite(estimate) or not np.all(np.isfinite(values)):
         return basic_interval(estimate, values, level, bounds)
