@@ -77,8 +77,7 @@ def least_mix(W: np.ndarray, q: np.ndarray, epsilon: float, notion: str
     r_v = (shrink - 1.0) / outputs.size
     if r_v >= 0:  # ε = 0 (to rounding): only V itself meets it
         return 1.0, outputs
-    theta = max(float(np.max(np.where(r[outputs] > 0, r[outputs] / (r[outputs] - r_v), 0.0)))
-                for r in rows)  # only the rows X breaks
+    theta = max(_breaking_share(r[outputs], r_v) for r in rows)  # only the rows X breaks
     # a hair more than the least θ, so rounding cannot leave a row just outside
     return min(1.0, theta * (1.0 + 1e-6) + 1e-300), outputs
 
@@ -172,6 +171,13 @@ class LipOptimal(LPMappingMechanism):
                  ) -> dict[str, Any]:
         return {"lip_epsilon_nats": pb.metrics.lip_epsilon(problem, X),
                 "ldp_epsilon_nats": pb.metrics.ldp_epsilon_private(problem, X)}
+
+
+def _breaking_share(r: np.ndarray, r_v: float) -> float:
+    """max over the rows X breaks (r > 0) of r / (r - r_v); 0 when it breaks none. Only
+    those rows are divided (np.where divided them all: a "divide by zero" warning)."""
+    broken = r > 0
+    return float(np.max(r[broken] / (r[broken] - r_v))) if broken.any() else 0.0
 
 
 @pb.hookimpl
