@@ -79,11 +79,46 @@ def test_benchmark_exact_solver_and_scaling_figure(tmp_path) -> None:
     assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_benchmark_relative_budgets_time_the_peers() -> None:
+    """--relative-delta F runs at F * d_const; --peers times the three certified peers on
+    the same problem and Δ, and the row carries the best certified peer's time ratio."""
+    code, lines = bench("--m", "5", "--relative-delta", "0.01", "--relative-delta", "0.3",
+                        "--peers", "--peer-min-n", "1", "--targets")
+    runs = [r for r in lines if "lp_backend" in r]
+    n = 32
+    d_const = (n * n - 1) / 12 + 0.25  # the middle output of the line 1..n
+    assert [r["relative_delta"] for r in runs] == [0.01, 0.3]
+    assert [r["mode"] for r in runs] == ["frank-wolfe", "dual"]  # sppm's auto mode
+    for r in runs:
+        assert r["d_const"] == pytest.approx(d_const, rel=1e-12)
+        assert r["delta"] == pytest.approx(r["relative_delta"] * d_const, rel=1e-12)
+        assert r["converged"] and r["gap_bits"] <= 1e-3
+        assert (r["target_s"], r["target_mb"]) == (60.0, 4096.0) and r["met"]
+        assert set(r["peers"]) == {"smoothed_dual", "mirror_descent", "sppm_dual"}
+        done = {k: v for k, v in r["peers"].items() if v["certified"]}
+        assert done, r["peers"]  # at n = 32 every peer certifies 1e-3 bits
+        best = min(done, key=lambda k: done[k]["time_s"])
+        assert r["best_peer"] == best
+        assert r["peer_ratio"] == pytest.approx(done[best]["time_s"] / r["time_s"])
+    assert code == 0  # the 3x rule applies from n = 4,096 only
+
+
+def test_benchmark_curve_runs_every_budget() -> None:
+    code, lines = bench("--m", "4", "--curve")
+    runs = [r for r in lines if "lp_backend" in r]
+    assert code == 0
+    assert [r["relative_delta"] for r in runs] == [1e-4, 1e-3, 0.01, 0.03, 0.1, 0.3, 0.6]
+    assert all(r["converged"] for r in runs)
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--dataset", "synthetic:m=4"], "--dataset needs --delta"),
     (["--m", "4", "--mode", "fast"], "mode must be one of"),
     (["--m", "4", "--mode", "dual", "--warmup", "-2"], "warmup must be an integer >= 0"),
     (["--m", "4", "--lp-backend", "nope"], "unknown lp_backend 'nope'"),
+    (["--m", "4", "--relative-delta", "0"], "--relative-delta must be a finite number > 0"),
+    (["--m", "4", "--peers"], "--peers needs --relative-delta or --curve"),
+    (["--m", "4", "--curve", "--peer-timeout", "0"], "--peer-timeout must be > 0"),
 ])
 def test_benchmark_bad_options_fail_before_running(args: list[str], message: str, capsys) -> None:
     from privbench.cli import main  # in process: a subprocess per case cost ~1.5 s each

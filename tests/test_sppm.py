@@ -279,7 +279,8 @@ def test_plugin_lists_the_solver_s_modes_and_variants() -> None:
     from privbench.plugins.mechanisms._sppm.frank_wolfe import VARIANTS
     from privbench.plugins.mechanisms._sppm.modes import MODES
 
-    assert sppm.MODES == tuple(MODES) and sppm.VARIANTS == VARIANTS
+    assert sppm.MODES == ("auto", *MODES) and sppm.VARIANTS == VARIANTS
+    assert set(sppm.AUTO_MODES) <= set(MODES)
 
 
 def test_the_solve_runs_with_one_blas_thread_and_restores_it() -> None:

@@ -40,8 +40,8 @@ def test_bursts_certify_a_gap_the_optimum_confirms(seed: int) -> None:
     distance to an independent optimum (cvxpy), and the lower bound stays below it."""
     problem = _line_problem(24, seed)
     delta = 0.2 * float((problem.distortion.to_dense() @ problem.p_b).min())  # < perfect privacy's
-    res = pb.get_mechanism("sppm", tol=1e-4, restricted_steps=5, prune_after=0).solve(
-        problem, delta)
+    res = pb.get_mechanism("sppm", tol=1e-4, restricted_steps=5, prune_after=0,
+                           mode="frank-wolfe").solve(problem, delta)
     assert res.stats["restricted_iterations"] > 0  # bursts ran
     mi = mutual_information(problem, res.mapping)
     assert res.stats["objective_bits"] == pytest.approx(mi, abs=1e-9)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,7 +20,12 @@ import privbench as pb
 #: Frank-Wolfe variants and modes (the compiled solver in ._sppm is imported only when a
 #: run prepares, so that listing plugins and starting workers stay light)
 VARIANTS = ("classic", "pairwise")
-MODES = ("frank-wolfe", "optimal", "dual")
+MODES = ("auto", "frank-wolfe", "optimal", "dual")
+#: the modes ``auto`` chooses between (``._sppm.modes.resolve_mode``)
+AUTO_MODES = ("frank-wolfe", "dual")
+#: the stop reasons of a run that hit a cap, and the parameter that raises it
+CAPS = {"iterations": "iterations", "dual mode: rounds exhausted": "polish_rounds",
+        "optimal mode: polish rounds exhausted": "polish_rounds"}
 
 
 class SPPM(pb.MappingMechanism):
@@ -27,8 +33,11 @@ class SPPM(pb.MappingMechanism):
 
     Parameters
     ----------
-    iterations : Frank-Wolfe steps at most (the paper's L is 100; the default, 5000, lets
-        the default tolerance be reached on census and MovieLens: 400 to 1,100 steps).
+    iterations : Frank-Wolfe steps at most (the paper's L is 100; the default, 20000, lets
+        the default tolerance be reached on census and MovieLens, 400 to 1,100 steps, and
+        on the synthetic line up to Δ = 0.03 d_const at n = 1,024, ~4,000 to 9,000 steps).
+        A run that stops here without its certificate keeps status ok with
+        ``metrics.converged = False`` and prints one line naming the parameter to raise.
     tol : stop once the certified gap ``gap_bits`` is below this (bits; default 1e-3).
     lp_backend : LP backend plugin for the restricted master (``privbench plugins``);
         default ``mckp``, the exact multiple-choice-knapsack solve (no LP solver needed).
@@ -47,7 +56,9 @@ class SPPM(pb.MappingMechanism):
     prune_after : drop pairs unused (zero in the iterate and in the LP solutions) for
         this many iterations from the master; 0 keeps every pair.
     threads : threads for pricing (0 = every core this process may use).
-    mode : ``frank-wolfe`` (default), ``optimal``: Frank-Wolfe to a 1e-3-bit gap, then
+    mode : ``auto`` (default): ``dual`` when Δ is at least 0.1 d_const (d_const the best
+        constant mapping's E[d]) and n <= 2,048, else ``frank-wolfe`` (measured in
+        docs/sppm-frontier.md); ``frank-wolfe``; ``optimal``: Frank-Wolfe to a 1e-3-bit gap, then
         exact solves of problem (1) restricted to the active pairs (cvxpy, Clarabel)
         alternated with exact pricing, for gaps Frank-Wolfe cannot reach (1e-6 bits); or
         ``dual``: ``warmup`` Frank-Wolfe steps to gather pairs, then rounds of
@@ -79,10 +90,10 @@ class SPPM(pb.MappingMechanism):
     description = "SPPM: Frank-Wolfe + column generation, certified gap (gap_bits)"
     test_parameters = {"iterations": [30], "lp_backend": ["mckp", "highs"]}
 
-    def __init__(self, iterations: int = 5000, tol: float = 1e-3, lp_backend: str = "mckp",
+    def __init__(self, iterations: int = 20000, tol: float = 1e-3, lp_backend: str = "mckp",
                  variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
                  exact_every: int = 10, rounds: int = 1, prune_after: int = 10, threads: int = 0,
-                 mode: str = "frank-wolfe", polish_rounds: int = 20, handover: float = 1e-3,
+                 mode: str = "auto", polish_rounds: int = 20, handover: float = 1e-3,
                  warmup: int = 100, restricted_steps: int = 100, x0: object = None) -> None:
         self.iterations = iterations
         self.tol = tol
@@ -147,18 +158,21 @@ class SPPM(pb.MappingMechanism):
         so that the timed ``run`` never pays compilation."""
         super().prepare(problem, context)
         pb.get_lp_backend(str(self.lp_backend))  # unknown or unavailable: fails here
-        key = (str(self.mode), str(self.variant), str(self.lp_backend), _distortion_kind(problem))
-        if key in _WARMED:
-            return
-        sub = warm_up_problem(problem)
-        D = sub.distortion.to_dense()
-        delta = 0.25 * float(np.min(D @ sub.p_b))
-        options = {**self._options(), "iterations": min(int(self.iterations), 20), "tol": 1e-9,
-                   "handover": 1.0, "polish_rounds": 1, "warmup": min(int(self.warmup), 5)}
-        from ._sppm.solve import solve_sppm
+        # auto picks its mode from Δ, which prepare does not know: warm both it may pick
+        for mode in AUTO_MODES if self.mode == "auto" else (str(self.mode),):
+            key = (mode, str(self.variant), str(self.lp_backend), _distortion_kind(problem))
+            if key in _WARMED:
+                continue
+            sub = warm_up_problem(problem)
+            D = sub.distortion.to_dense()
+            delta = 0.25 * float(np.min(D @ sub.p_b))
+            options = {**self._options(), "iterations": min(int(self.iterations), 20),
+                       "tol": 1e-9, "handover": 1.0, "polish_rounds": 1, "mode": mode,
+                       "warmup": min(int(self.warmup), 5)}
+            from ._sppm.solve import solve_sppm
 
-        solve_sppm(sub, delta, pb.get_lp_backend(str(self.lp_backend)), **options)
-        _WARMED.add(key)
+            solve_sppm(sub, delta, pb.get_lp_backend(str(self.lp_backend)), **options)
+            _WARMED.add(key)
 
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         backend = pb.get_lp_backend(str(self.lp_backend))
@@ -167,20 +181,45 @@ class SPPM(pb.MappingMechanism):
         def progress(fields: dict[str, object]) -> None:
             throttled(**fields)
 
+        from ._sppm.modes import resolve_mode
         from ._sppm.solve import solve_sppm
 
+        mode = resolve_mode(str(self.mode), problem, delta)
         out = solve_sppm(_own_arrays(problem), delta, backend, x0=self.x0, on_iteration=progress,
-                         **self._options())
+                         **{**self._options(), "mode": mode})
         keep = out.x > 0
         X = sp.csc_array((out.x[keep], (out.rows[keep], out.cols[keep])),
                          shape=(problem.n, problem.n))
         X.sum_duplicates()
-        stats = dict(out.stats, lp_backend=str(self.lp_backend))
+        stats = dict(out.stats, lp_backend=str(self.lp_backend), mode_requested=str(self.mode))
         stats.pop("gap_bits")  # the certificate derives it from the two bounds
         cert = pb.Certificate.of(stats.pop("objective_bits"), stats.pop("lower_bound_bits"),
                                  stats.pop("stop_reason"), trace=stats.pop("trace"),
                                  converged=stats.pop("converged"), delta=delta)
+        warn_if_capped(cert, float(self.tol), self._options(), mode)
         return self.result(X, **stats, **cert.to_stats())
+
+
+def cap_message(cert: pb.Certificate, tol: float, options: dict[str, object],
+                mode: str) -> str | None:
+    """The one line a run that stopped at a cap without its certificate prints (None
+    when it converged or stopped for another reason), naming the parameter to raise."""
+    param = CAPS.get(cert.stop_reason or "")
+    if cert.converged or param is None:
+        return None
+    if param == "iterations" and mode == "dual":
+        param = "warmup"  # the dual mode's Frank-Wolfe steps stop at min(iterations, warmup)
+    gap = cert.gap_bits if cert.gap_bits is not None else float("nan")
+    return (f"sppm: stopped at {param}={options[param]} with gap {gap:.1e} bits > tol "
+            f"{tol:g} (not certified: metrics.converged = false); raise `{param}`")
+
+
+def warn_if_capped(cert: pb.Certificate, tol: float, options: dict[str, object],
+                   mode: str) -> None:
+    """Print :func:`cap_message`'s line to stderr (runs print there: stdout is --json's)."""
+    line = cap_message(cert, tol, options, mode)
+    if line is not None:
+        print(line, file=sys.stderr, flush=True)
 
 
 #: configurations whose kernels this process has compiled (see ``SPPM.prepare``)

@@ -10,6 +10,13 @@ backend to the first one. With ``--targets`` each run is checked against the pro
 targets (time, gap, memory). Every run goes through the runner like ``privbench run``
 (SPPM prepares and compiles untimed, the solve alone is timed; ``--db`` stores the
 records); runs are sequential in this process, so times are comparable.
+
+With ``--relative-delta F`` (repeatable) or ``--curve`` (every F of :data:`CURVE`) the
+budgets are relative instead: Δ = F · d_const, d_const the expected distortion of the best
+constant mapping (the ``constant`` mechanism), for the synthetic data and every
+``--dataset`` alike; ``--peers`` then also times the certified peers (``smoothed_dual``,
+``mirror_descent``, sppm's dual mode) on every row with n >= :data:`PEER_MIN_N`, and
+``--targets`` checks issue 38's targets (:func:`curve_target`).
 """
 
 from __future__ import annotations
@@ -32,10 +39,36 @@ if TYPE_CHECKING:
 SYNTHETIC_TARGETS = ((12, 10.0, None), (14, 60.0, None), (16, 30.0, None), (18, 300.0, 4096.0))
 DATASET_TARGETS = {"census:top_k=all": (10.0, None)}
 DATASET_TARGET = (60.0, None)
+#: the trade-off curve's budgets, Δ / d_const (``--curve``)
+CURVE = (1e-4, 1e-3, 0.01, 0.03, 0.1, 0.3, 0.6)
+#: peers timed with ``--peers``: (label, mechanism, parameters); each certifies its gap
+PEERS = (("smoothed_dual", "smoothed_dual", {}), ("mirror_descent", "mirror_descent", {}),
+         ("sppm_dual", "sppm", {"mode": "dual"}))
+#: peers run (and the 3x target applies) from this alphabet size on
+PEER_MIN_N = 4096
+#: SPPM must be this many times faster than the best certified peer (n >= PEER_MIN_N)
+PEER_RATIO = 3.0
+#: metrics the benchmark does not compute (an uncertified run's optimum metric would solve)
+SKIP_METRICS = ("optimum",)
 
 
 def synthetic_target(m: int) -> tuple[float, float | None] | None:
+    """Issue 31's (seconds, MiB) for synthetic m at Δ = 2^(m-8), or None above m = 18."""
     return next(((s, mb) for top, s, mb in SYNTHETIC_TARGETS if m <= top), None)
+
+
+def curve_target(label: str, n: int) -> tuple[float, float | None]:
+    """Issue 38's (seconds, MiB) at a relative budget: 60 s up to n = 4,096 (synthetic
+    m <= 12) and on census with every profile, 5 minutes above, within 4 GiB."""
+    if label.startswith("synthetic") and n > 4096:
+        return 300.0, 4096.0
+    return 60.0, 4096.0
+
+
+def constant_distortion(problem: pb.PrivacyProblem) -> float:
+    """d_const: E[d] of the best constant mapping (``constant``; its Δ is unused)."""
+    result = get_mechanism("constant").solve(problem, 0.0)
+    return float(result.stats["expected_distortion"])
 
 
 def add_parser(cli: CommandLine) -> None:
@@ -47,14 +80,30 @@ def add_parser(cli: CommandLine) -> None:
     p.add_argument("--dataset", action="append", default=[],
                    help="a data set spec such as census:top_k=all (repeatable; needs --delta)")
     p.add_argument("--delta", type=float, default=None, help="budget for --dataset runs")
+    p.add_argument("--relative-delta", type=float, action="append", default=None,
+                   metavar="F", help="budget F * d_const (d_const: the best constant "
+                   "mapping's distortion) for every problem (repeatable)")
+    p.add_argument("--curve", action="store_true",
+                   help="every budget of the trade-off curve: --relative-delta "
+                        + " ".join(f"{f:g}" for f in CURVE))
+    p.add_argument("--peers", action="store_true",
+                   help="with relative budgets: also time smoothed_dual, mirror_descent and "
+                        f"sppm's dual mode on rows with n >= {PEER_MIN_N}")
+    p.add_argument("--peer-min-n", type=int, default=PEER_MIN_N,
+                   help=f"time the peers on rows with at least this n (default {PEER_MIN_N}, "
+                        "where the 3x target applies)")
+    p.add_argument("--peer-timeout", type=float, default=600.0,
+                   help="seconds each peer run may take (default 600)")
     p.add_argument("--lp-backend", action="append", default=None,
                    help="LP backend (repeatable; default mckp)")
     p.add_argument("--tol", type=float, default=1e-3, help="certified gap target in bits")
-    p.add_argument("--iterations", type=int, default=20000,
-                   help="Frank-Wolfe iteration cap (default 20000: m = 18 takes ~7,500)")
+    p.add_argument("--iterations", type=int, default=None,
+                   help="Frank-Wolfe iteration cap (default: sppm's own, 20000 with --m 16 or "
+                        "18 at their absolute budgets: m = 18 takes ~7,600)")
     p.add_argument("--variant", default="classic", help="classic (default) or pairwise")
-    p.add_argument("--mode", default="frank-wolfe",
-                   help="frank-wolfe (default), optimal or dual (see the sppm docstring)")
+    p.add_argument("--mode", default=None,
+                   help="sppm's mode (default: sppm's own; frank-wolfe, optimal, dual, ...: "
+                        "see the sppm docstring)")
     p.add_argument("--handover", type=float, default=1e-3,
                    help="optimal mode: gap (bits) at which the restricted solves take over")
     p.add_argument("--warmup", type=int, default=100,
@@ -92,36 +141,49 @@ def bench_exact(m: int) -> dict[str, Any]:
             "peak_rss_mb": meter.peak_rss_mb, "status": res.stats.get("solver_status")}
 
 
-def sppm_params(backend: str, args: argparse.Namespace) -> dict[str, Any]:
-    """The sppm parameters of the command's options; checked like ``run`` checks them."""
-    params = dict(lp_backend=backend, tol=args.tol, iterations=args.iterations,
-                  variant=args.variant, neighbours=args.neighbours, mode=args.mode,
-                  threads=args.threads, prune_after=args.prune_after, rounds=args.rounds,
-                  handover=args.handover, warmup=args.warmup,
-                  restricted_steps=args.restricted_steps)
+def sppm_params(backend: str, args: argparse.Namespace, relative: bool = False) -> dict[str, Any]:
+    """The sppm parameters of the command's options; checked like ``run`` checks them.
+
+    Options left unset keep sppm's defaults (a relative budget measures the default run),
+    except the iteration cap at the absolute budgets of issue 31 (20,000: m = 18 takes
+    ~7,600)."""
+    params = dict(lp_backend=backend, tol=args.tol, variant=args.variant,
+                  neighbours=args.neighbours, threads=args.threads,
+                  prune_after=args.prune_after, rounds=args.rounds, handover=args.handover,
+                  warmup=args.warmup, restricted_steps=args.restricted_steps)
+    if args.mode is not None:
+        params["mode"] = args.mode
+    if args.iterations is not None or not relative:
+        params["iterations"] = 20000 if args.iterations is None else args.iterations
     get_mechanism("sppm", **params)  # create() runs check_params: a bad option exits 2
     pb.get_lp_backend(backend)  # an unknown or unavailable backend too
     return params
 
 
 _STATS = ("iterations", "columns", "lp_solves", "time_pricing_s", "time_lp_s",
-          "time_linesearch_s", "time_polish_s", "converged", "stop_reason")
+          "time_linesearch_s", "time_polish_s", "converged", "stop_reason", "mode")
+
+
+def _execute(label: str, mechanism: str, params: dict[str, Any], delta: float,
+             timeout: float | None = None) -> dict[str, Any]:
+    dataset, dataset_params = pb.parse_spec(label, what="dataset")
+    spec = pb.RunSpec(mechanism=mechanism, mechanism_params=params, dataset=dataset,
+                      dataset_params=dataset_params, delta=delta, skip_metrics=SKIP_METRICS)
+    return pb.execute_run(spec, timeout=timeout)
 
 
 def bench_one(label: str, delta: float, backend: str, args: argparse.Namespace,
-              target: tuple[float, float | None] | None, store: ResultStore | None) -> dict[str, Any]:
+              target: tuple[float, float | None] | None, store: ResultStore | None,
+              relative: float | None = None) -> dict[str, Any]:
     """One SPPM run through the runner; the row of the table from its record."""
-    dataset, dataset_params = pb.parse_spec(label, what="dataset")
-    spec = pb.RunSpec(mechanism="sppm", mechanism_params=sppm_params(backend, args), dataset=dataset,
-                   dataset_params=dataset_params, delta=delta)
-    record = pb.execute_run(spec)
+    record = _execute(label, "sppm", sppm_params(backend, args, relative is not None), delta)
     if store is not None:
         store.add(record, sweep_id="benchmark")
     if record["status"] != "ok":
         raise ValidationError(f"sppm on {label} at delta={delta:g}: {record['status']}: {record['error']}")
     m = record["metrics"]
-    row = {"problem": label, "n": record["n"], "delta": delta, "lp_backend": backend,
-           "mode": args.mode, "tol_bits": args.tol, "time_s": record["runtime_s"],
+    row = {"problem": label, "n": record["n"], "delta": delta, "relative_delta": relative,
+           "lp_backend": backend, "tol_bits": args.tol, "time_s": record["runtime_s"],
            "prepare_s": m.get("prepare_s"), "gap_bits": record["gap_bits"],
            "mi_bits": record["mi_bits"], "peak_rss_mb": m.get("peak_rss_mb"),
            "peak_mem_mb": record["peak_mem_mb"], **{k: m.get(k) for k in _STATS}}
@@ -133,44 +195,150 @@ def bench_one(label: str, delta: float, backend: str, args: argparse.Namespace,
     return row
 
 
+def bench_peers(label: str, delta: float, args: argparse.Namespace,
+                store: ResultStore | None) -> dict[str, dict[str, Any]]:
+    """Each peer of :data:`PEERS` on the same problem and Δ, to ``args.tol`` bits:
+    {label: {time_s, gap_bits, mi_bits, status, certified}}."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, mechanism, extra in PEERS:
+        params = {**extra, "tol": args.tol}
+        record = _execute(label, mechanism, params, delta, timeout=args.peer_timeout)
+        if store is not None:
+            store.add(record, sweep_id="benchmark")
+        gap = record.get("gap_bits")
+        certified = record["status"] == "ok" and gap is not None and gap <= args.tol
+        out[name] = {"status": record["status"], "time_s": record.get("runtime_s"),
+                     "gap_bits": gap, "mi_bits": record.get("mi_bits"), "certified": certified}
+    return out
+
+
+def peer_verdict(row: dict[str, Any]) -> None:
+    """Add ``best_peer``, ``peer_ratio`` (best certified peer's time / SPPM's) and fold the
+    3x target into ``met`` (no certified peer: the ratio cannot be checked, noted)."""
+    done = {k: v for k, v in row["peers"].items() if v["certified"]}
+    if not done:
+        row.update(best_peer=None, peer_ratio=None)
+        return
+    best = min(done, key=lambda k: done[k]["time_s"])
+    ratio = done[best]["time_s"] / max(row["time_s"], 1e-9)
+    row.update(best_peer=best, peer_ratio=ratio)
+    if "met" in row and row["n"] >= PEER_MIN_N:
+        row["met"] = bool(row["met"] and ratio >= PEER_RATIO)
+
+
 def _problems(args: argparse.Namespace):
+    """(label, Δ or None, relative F or None, issue 31's target) per row."""
     ms = args.m if args.m is not None else ([] if args.dataset else [8, 10, 12])
-    for m in ms:
-        yield f"synthetic:m={m}", 2.0 ** (m - 8), synthetic_target(m)
-    for text in args.dataset:  # run() has checked that --delta is given
-        yield text, args.delta, DATASET_TARGETS.get(text.replace(" ", ""), DATASET_TARGET)
+    relative = list(CURVE) if args.curve else (args.relative_delta or [])
+    labels = [(f"synthetic:m={m}", 2.0 ** (m - 8), synthetic_target(m)) for m in ms]
+    labels += [(text, args.delta, DATASET_TARGETS.get(text.replace(" ", ""), DATASET_TARGET))
+               for text in args.dataset]
+    for label, delta, target in labels:
+        if relative:
+            for f in relative:
+                yield label, None, f, None
+        else:
+            yield label, delta, None, target
+
+
+def _check(args: argparse.Namespace, backends: list[str]) -> None:
+    if args.relative_delta is not None and any(not (f > 0) or f == float("inf")
+                                               for f in args.relative_delta):
+        raise ValidationError(f"--relative-delta must be a finite number > 0; got "
+                              f"{', '.join(f'{f:g}' for f in args.relative_delta)}")
+    relative = bool(args.curve or args.relative_delta)
+    if args.dataset and args.delta is None and not relative:
+        raise ValidationError("--dataset needs --delta (or --relative-delta / --curve)")
+    if args.peers and not relative:
+        raise ValidationError("--peers needs --relative-delta or --curve")
+    if args.peer_min_n < 1:
+        raise ValidationError(f"--peer-min-n must be >= 1; got {args.peer_min_n}")
+    if args.peer_timeout <= 0:
+        raise ValidationError(f"--peer-timeout must be > 0; got {args.peer_timeout:g}")
+    for backend in backends:  # bad options fail before anything runs
+        sppm_params(backend, args, relative)
+
+
+def _d_const(label: str, cache: dict[str, float]) -> float:
+    if label not in cache:
+        dataset, params = pb.parse_spec(label, what="dataset")
+        cache[label] = constant_distortion(load_dataset(dataset, **params))
+    return cache[label]
+
+
+def _line(r: dict[str, Any], args: argparse.Namespace) -> str:
+    rel = "" if r["relative_delta"] is None else f"{r['relative_delta']:g}"
+    line = (f"{r['problem']:>22} {r['n']:>6} {rel:>6} {r['delta']:>9.4g} {r['lp_backend']:>8} "
+            f"{r['time_s']:>8.2f} {r['iterations']:>6} {r['gap_bits']:>9.2e} "
+            f"{r['mi_bits']:>8.5f} {r['peak_rss_mb']:>8.1f} {r['columns']:>7} "
+            f"{r['time_pricing_s']:>8.2f} {r['time_lp_s']:>7.2f} {r['time_linesearch_s']:>7.2f} "
+            f"{r['time_polish_s']:>7.2f}")
+    if not r["converged"]:
+        line += "  NOT CERTIFIED"
+    if "peers" in r:
+        line += "  peers: " + ", ".join(
+            f"{k} {v['time_s']:.2f} s" + ("" if v["certified"] else f" ({v['status']}, "
+                                          f"gap {v['gap_bits'] if v['gap_bits'] is not None else float('nan'):.1e})")
+            for k, v in r["peers"].items())
+        if r.get("peer_ratio") is not None:
+            line += f"; best {r['best_peer']} x{r['peer_ratio']:.1f}"
+    if "met" in r:
+        mem = f", {r['target_mb']:g} MB" if r["target_mb"] else ""
+        peer = f", x{PEER_RATIO:g} the best peer" if "peers" in r else ""
+        line += (f"  <= {r['target_s']:g} s{mem}{peer}, gap <= {args.tol:g}: "
+                 f"{'met' if r['met'] else 'MISSED'}")
+    return line
 
 
 def run(args: argparse.Namespace) -> int:
+    """The benchmark's rows, printed as a table or JSON lines; exit 1 if a target is missed."""
     backends = args.lp_backend or ["mckp"]
-    if args.dataset and args.delta is None:
-        raise ValidationError("--dataset needs --delta")
-    for backend in backends:  # bad options fail before anything runs
-        sppm_params(backend, args)
+    _check(args, backends)
     rows: list[dict[str, Any]] = []
-    head = (f"{'problem':>22} {'n':>6} {'delta':>6} {'backend':>8} {'time_s':>8} {'iters':>6} "
-            f"{'gap_bits':>9} {'mi_bits':>8} {'peak_MB':>8} {'|V|':>7} {'pricing':>8} "
-            f"{'lp':>7} {'lsearch':>7} {'polish':>7}" + ("  target" if args.targets else ""))
+    head = (f"{'problem':>22} {'n':>6} {'F':>6} {'delta':>9} {'backend':>8} {'time_s':>8} "
+            f"{'iters':>6} {'gap_bits':>9} {'mi_bits':>8} {'peak_MB':>8} {'|V|':>7} "
+            f"{'pricing':>8} {'lp':>7} {'lsearch':>7} {'polish':>7}"
+            + ("  target" if args.targets else ""))
     if not args.json:
         print(head)
     store = pb.ResultStore(args.db) if args.db else None
-    for label, delta, target in _problems(args):
+    d_const: dict[str, float] = {}
+    for label, delta, rel, target in _problems(args):
+        if rel is not None:
+            delta = rel * _d_const(label, d_const)
         for backend in backends:
-            r = bench_one(label, delta, backend, args, target if args.targets else None, store)
+            r = bench_one(label, delta, backend, args, None, store, rel)
+            if rel is not None:
+                r["d_const"] = d_const[label]
+                if args.targets:
+                    r.update(zip(("target_s", "target_mb"), curve_target(label, r["n"]),
+                                 strict=True))
+                    r["met"] = bool(r["gap_bits"] <= args.tol and r["time_s"] <= r["target_s"]
+                                    and r["peak_rss_mb"] <= r["target_mb"])
+                if args.peers and r["n"] >= args.peer_min_n:
+                    r["peers"] = bench_peers(label, delta, args, store)
+                    peer_verdict(r)
+            elif target is not None and args.targets:
+                seconds, mib = target
+                r.update(target_s=seconds, target_mb=mib,
+                         met=bool(r["gap_bits"] <= args.tol and r["time_s"] <= seconds
+                                  and (mib is None or r["peak_rss_mb"] <= mib)))
             rows.append(r)
-            if args.json:
-                print(json.dumps(r), flush=True)
-                continue
-            line = (f"{label:>22} {r['n']:>6} {delta:>6g} {backend:>8} {r['time_s']:>8.2f} "
-                    f"{r['iterations']:>6} {r['gap_bits']:>9.2e} {r['mi_bits']:>8.5f} "
-                    f"{r['peak_rss_mb']:>8.1f} {r['columns']:>7} {r['time_pricing_s']:>8.2f} "
-                    f"{r['time_lp_s']:>7.2f} {r['time_linesearch_s']:>7.2f} "
-                    f"{r['time_polish_s']:>7.2f}")
-            if "met" in r:
-                mem = f", {r['target_mb']:g} MB" if r["target_mb"] else ""
-                line += (f"  <= {r['target_s']:g} s{mem}, gap <= {args.tol:g}: "
-                         f"{'met' if r['met'] else 'MISSED'}")
-            print(line, flush=True)
+            print(json.dumps(r) if args.json else _line(r, args), flush=True)
+    exact_rows = _exact(args)
+    if args.plot:
+        from privbench.plugins.mechanisms._sppm.scaling_figure import sppm_scaling_figure
+
+        sppm_scaling_figure(rows, exact_rows, args.plot)
+        if not args.json:
+            print(f"figure written to {args.plot}")
+    _ratios(rows, backends, args)
+    if store is not None:
+        store.close()
+    return 1 if args.targets and not all(r.get("met", True) for r in rows) else 0
+
+
+def _exact(args: argparse.Namespace) -> list[dict[str, Any]]:
     exact_rows = []
     if args.exact:  # import cvxpy and its solver outside the timed runs
         get_mechanism("optimal").solve(load_dataset("synthetic", m=2), 0.5)
@@ -180,29 +348,25 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(r), flush=True)
         else:
-            print(f"{r['problem']:>22} {r['n']:>6} {r['delta']:>6g} {'optimal':>8} "
+            print(f"{r['problem']:>22} {r['n']:>6} {'':>6} {r['delta']:>9.4g} {'optimal':>8} "
                   f"{r['time_s']:>8.2f} {'':>6} {'':>9} {r['mi_bits']:>8.5f} "
                   f"{r['peak_rss_mb']:>8.1f}  (dense cvxpy, {r['status']})", flush=True)
-    if args.plot:
-        from privbench.plugins.mechanisms._sppm.scaling_figure import sppm_scaling_figure
+    return exact_rows
 
-        sppm_scaling_figure(rows, exact_rows, args.plot)
-        if not args.json:
-            print(f"figure written to {args.plot}")
-    if len(backends) > 1:
-        ref = backends[0]
-        for label in dict.fromkeys(r["problem"] for r in rows):
-            base = next(r for r in rows if r["problem"] == label and r["lp_backend"] == ref)
-            for r in rows:
-                if r["problem"] == label and r["lp_backend"] != ref:
-                    line = {"problem": label, "ratio": f"{r['lp_backend']}/{ref}",
-                            "time_ratio": r["time_s"] / base["time_s"],
-                            "lp_time_ratio": r["time_lp_s"] / max(base["time_lp_s"], 1e-12)}
-                    if args.json:
-                        print(json.dumps(line))
-                    else:
-                        print(f"{label}: {line['ratio']} total time x{line['time_ratio']:.2f}, "
-                              f"LP time x{line['lp_time_ratio']:.2f}")
-    if store is not None:
-        store.close()
-    return 1 if args.targets and not all(r.get("met", True) for r in rows) else 0
+
+def _ratios(rows: list[dict[str, Any]], backends: list[str], args: argparse.Namespace) -> None:
+    if len(backends) < 2:
+        return
+    ref = backends[0]
+    for key in dict.fromkeys((r["problem"], r["delta"]) for r in rows):
+        base = next(r for r in rows if (r["problem"], r["delta"]) == key and r["lp_backend"] == ref)
+        for r in rows:
+            if (r["problem"], r["delta"]) == key and r["lp_backend"] != ref:
+                line = {"problem": key[0], "ratio": f"{r['lp_backend']}/{ref}",
+                        "time_ratio": r["time_s"] / base["time_s"],
+                        "lp_time_ratio": r["time_lp_s"] / max(base["time_lp_s"], 1e-12)}
+                if args.json:
+                    print(json.dumps(line))
+                else:
+                    print(f"{key[0]}: {line['ratio']} total time x{line['time_ratio']:.2f}, "
+                          f"LP time x{line['lp_time_ratio']:.2f}")

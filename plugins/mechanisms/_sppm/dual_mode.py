@@ -144,7 +144,7 @@ def _soft_pass(LT, ST, p_b, rows, d, starts, nu, tau, GT, w, j_lo, j_hi):  # pra
         for t in range(lo, hi):
             near[count] = t
             ex[count] = w[t]
-            count += w[t] < reach
+            count += w[t] <= reach  # <=: m + CUTOFF τ may round to m
             w[t] = 0.0
         z = 0.0
         for q in range(count):
