@@ -35,7 +35,8 @@ def test_certificate_holds_at_every_iteration(kind: str, k: int, seed: int, frac
     ref = _reference(problem, delta)
     bounds = []
     for iterations in (1, 2, 5, 20, 100):
-        res = pb.get_mechanism("sppm", iterations=iterations, tol=0.0).solve(problem, delta)
+        res = pb.get_mechanism("sppm", iterations=iterations, tol=0.0,
+                               mode="frank-wolfe").solve(problem, delta)
         mi = mutual_information(problem, res.mapping)
         assert mi >= ref - REF_TOL  # no mapping beats the optimum
         lower = mi - res.stats["gap_bits"]

@@ -50,12 +50,12 @@ def test_info_lists_sppm_parameters_with_defaults(host, capsys) -> None:
     assert main(["plugins", "info", "sppm"]) == 0
     out = capsys.readouterr().out
     assert "sppm (mechanism, ok)" in out
-    assert re.search(r"^  iterations +int = 5000 +Frank-Wolfe steps at most", out, re.M)
+    assert re.search(r"^  iterations +int = 20000 +Frank-Wolfe steps at most", out, re.M)
     assert re.search(r"^  tol +float = 0\.001 +stop once the certified gap", out, re.M)
     assert main(["plugins", "info", "sppm", "--json"]) == 0
     [data] = json.loads(capsys.readouterr().out)
     params = {p["name"]: p for p in data["parameters"]}
-    assert params["iterations"]["default"] == 5000 and params["iterations"]["type"] == "int"
+    assert params["iterations"]["default"] == 20000 and params["iterations"]["type"] == "int"
     assert params["tol"]["default"] == 1e-3 and "gap" in params["tol"]["doc"]
     assert list(params) == pb.get_host().get("mechanism", "sppm").param_names()
 

@@ -30,7 +30,7 @@ def test_exact_every_changes_how_often_all_pairs_are_priced() -> None:
     scans = {}
     for every in (1, 50):
         res = pb.get_mechanism("sppm", iterations=20, tol=0.0, exact_every=every,
-                               neighbours=4).solve(problem, delta)
+                               neighbours=4, mode="frank-wolfe").solve(problem, delta)
         scans[every] = res.stats["full_scan_columns"]
     assert scans[1] > scans[50] > 0  # exact pricing every round scans far more
 

@@ -147,3 +147,13 @@ def test_d_const_is_the_constant_mapping_s_distortion() -> None:
         assert constant_distortion(problem) == pytest.approx((n * n - 1) / 12 + 0.25, rel=1e-12)
         D = problem.distortion.to_dense()
         assert constant_distortion(problem) == pytest.approx(float(np.min(D @ problem.p_b)))
+
+
+def test_the_dual_mode_runs_at_tol_zero() -> None:
+    """tol = 0 (run every round) once set the finest temperature to 0: a division by zero
+    in the soft-min pass. The auto mode reaches the dual mode at such budgets."""
+    problem = pb.load_dataset("random", n=10, n_private=2, seed=3, distortion="sq_l2")
+    res = pb.get_mechanism("sppm", tol=0.0, polish_rounds=3).solve(problem,
+                                                                    0.3 * d_const(problem))
+    assert res.stats["mode"] == "dual" and res.stats["gap_bits"] >= 0
+    assert res.stats["stop_reason"] == "dual mode: rounds exhausted"

@@ -57,10 +57,10 @@ class SPPM(pb.MappingMechanism):
         this many iterations from the master; 0 keeps every pair.
     threads : threads for pricing (0 = every core this process may use).
     mode : ``auto`` (default): ``dual`` when Δ is at least 0.1 d_const (d_const the best
-        constant mapping's E[d]) and n <= 2,048, else ``frank-wolfe`` (measured in
-        docs/sppm-frontier.md); ``frank-wolfe``; ``optimal``: Frank-Wolfe to a 1e-3-bit gap, then
-        exact solves of problem (1) restricted to the active pairs (cvxpy, Clarabel)
-        alternated with exact pricing, for gaps Frank-Wolfe cannot reach (1e-6 bits); or
+        constant mapping's E[d]), except on a line with n > 2,048, else ``frank-wolfe``
+        (measured in docs/sppm-frontier.md); ``frank-wolfe``; ``optimal``: Frank-Wolfe to a
+        1e-3-bit gap, then exact solves of problem (1) restricted to the active pairs
+        (cvxpy, Clarabel) alternated with exact pricing, for gaps Frank-Wolfe cannot reach (1e-6 bits); or
         ``dual``: ``warmup`` Frank-Wolfe steps to gather pairs, then rounds of
         entropy-smoothed ascent on the decoder (the dual of problem (1)) over those pairs,
         each certified by exact pricing, which adds the pairs that violate it. The dual
@@ -196,28 +196,24 @@ class SPPM(pb.MappingMechanism):
         cert = pb.Certificate.of(stats.pop("objective_bits"), stats.pop("lower_bound_bits"),
                                  stats.pop("stop_reason"), trace=stats.pop("trace"),
                                  converged=stats.pop("converged"), delta=delta)
-        warn_if_capped(cert, float(self.tol), self._options(), mode)
+        warn_if_capped(cert, float(self.tol), self._options())
         return self.result(X, **stats, **cert.to_stats())
 
 
-def cap_message(cert: pb.Certificate, tol: float, options: dict[str, object],
-                mode: str) -> str | None:
+def cap_message(cert: pb.Certificate, tol: float, options: dict[str, object]) -> str | None:
     """The one line a run that stopped at a cap without its certificate prints (None
     when it converged or stopped for another reason), naming the parameter to raise."""
     param = CAPS.get(cert.stop_reason or "")
     if cert.converged or param is None:
         return None
-    if param == "iterations" and mode == "dual":
-        param = "warmup"  # the dual mode's Frank-Wolfe steps stop at min(iterations, warmup)
     gap = cert.gap_bits if cert.gap_bits is not None else float("nan")
     return (f"sppm: stopped at {param}={options[param]} with gap {gap:.1e} bits > tol "
             f"{tol:g} (not certified: metrics.converged = false); raise `{param}`")
 
 
-def warn_if_capped(cert: pb.Certificate, tol: float, options: dict[str, object],
-                   mode: str) -> None:
+def warn_if_capped(cert: pb.Certificate, tol: float, options: dict[str, object]) -> None:
     """Print :func:`cap_message`'s line to stderr (runs print there: stdout is --json's)."""
-    line = cap_message(cert, tol, options, mode)
+    line = cap_message(cert, tol, options)
     if line is not None:
         print(line, file=sys.stderr, flush=True)
 

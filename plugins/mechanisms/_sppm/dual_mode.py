@@ -50,6 +50,9 @@ LATER_START = 2
 #: rounds stay at the coarse temperatures (``TAUS[:LATER_START]``) while they add more than
 #: this fraction of n pairs to V
 COARSE_EXIT = 0.02
+#: the tolerance (bits) the finest temperature is chosen for when ``tol`` is smaller
+#: (tol = 0 asks for every round: τ = 0 would divide by zero in the soft-min)
+TOL_FLOOR = 1e-9
 #: primal points are only taken at temperatures at least this (below, soft assignments
 #: are nearly hard and the budget search makes them worse, not better)
 PRIMAL_MIN_TAU = 1e-4
@@ -474,7 +477,7 @@ def dual_rounds(problem: PrivacyProblem, delta: float, rows: np.ndarray, cols: n
     best_ub = leakage_nats(output_joint(problem.joint, rows, cols, x, n), problem.p_a)
     best = (dual.rows.copy(), dual.cols.copy(), _align(rows, cols, x, dual, n))
     best_lb = -math.inf
-    floor = min(TAUS[-1], tol * LN2 / 30)
+    floor = min(TAUS[-1], max(tol, TOL_FLOOR) * LN2 / 30)  # tol = 0: still a temperature
     taus = [t for t in TAUS if t > floor] + [floor]
     stop = "dual mode: rounds exhausted"
     coarse = True

@@ -21,6 +21,7 @@ from privbench.protocol.feasibility import normalise_columns, pull_into_budget, 
 from .dual_mode import DualRound, dual_rounds
 from .frank_wolfe import LN2, FrankWolfe
 from .leakage import decoder_logratios, output_joint
+from .line_pricing import LinePricer
 from .polish import polish
 
 #: mapping entries below this are solver dust: the optimal mode also tries them at zero
@@ -141,21 +142,23 @@ def _polish_rounds(s: FrankWolfe, rounds: int) -> tuple[np.ndarray, float, str]:
 #: on (d_const: the best constant mapping's E[d]) and ``frank-wolfe`` below it, where
 #: Frank-Wolfe's bursts certify fastest (docs/sppm-frontier.md has the measurements)
 AUTO_DUAL_FROM = 0.1
-#: ... on alphabets up to this size: above it the dual mode's active set grows towards
-#: n² pairs on the synthetic line (m = 12, Δ = 0.3 d_const: 3.4 million pairs, no
-#: certificate in 640 s) and Frank-Wolfe is kept
+#: ... on a line (1-D features) only on alphabets up to this size: above it the dual
+#: mode's active set grows towards n² pairs there (synthetic m = 12, Δ = 0.3 d_const: 3.4
+#: million pairs, no certificate in 640 s) and Frank-Wolfe is kept. Other distortions
+#: (census's Hamming profiles) have no such limit: there the dual mode is the fast one
 AUTO_DUAL_MAX_N = 2048
 
 
 def resolve_mode(mode: str, problem: PrivacyProblem, delta: float) -> str:
     """The mode a run uses: ``mode`` itself, or for ``auto`` the one the relative budget
-    Δ / d_const and n call for (:data:`AUTO_DUAL_FROM`, :data:`AUTO_DUAL_MAX_N`).
+    Δ / d_const, the distortion and n call for (:data:`AUTO_DUAL_FROM`,
+    :data:`AUTO_DUAL_MAX_N`).
 
     d_const = min_i Σ_j p_j d_ij, the constant mapping's budget (O(n k) for squared l2
     and Hamming features, the same sums the perfect-privacy check does)."""
     if mode != "auto":
         return mode
-    if problem.n > AUTO_DUAL_MAX_N:
+    if problem.n > AUTO_DUAL_MAX_N and LinePricer.supports(problem.distortion):
         return "frank-wolfe"
     d_const = float(row_budget_costs(problem).min()) if problem.n else 0.0
     return "dual" if d_const > 0 and delta >= AUTO_DUAL_FROM * d_const else "frank-wolfe"
