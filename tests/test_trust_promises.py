@@ -93,3 +93,46 @@ def test_lip_optimal_on_movielens_meets_large_epsilons(real_data_dir) -> None:
         res = pb.get_mechanism("lip_optimal").solve(problem, delta=eps)
         assert kept(notions.lip_epsilon(problem, res.mapping), eps), eps
         assert 0 < res.stats["repair_theta"] < 1e-4  # it was needed, and was small
+
+
+def _line_of_six() -> pb.PrivacyProblem:
+    """tests/test_catalogue_mechanisms.py's hand problem: six profiles, users 3,1,1,1,1,3."""
+    import pandas as pd
+
+    joint = np.array([[3, 1, 0, 0, 0, 0], [0, 0, 1, 1, 1, 3]], dtype=float)
+    symbol = np.repeat(np.arange(6), [3, 1, 1, 1, 1, 3])
+    private = np.repeat([0, 0, 1, 1, 1, 1], [3, 1, 1, 1, 1, 3])
+    codes = np.arange(6)[:, None]
+    return pb.PrivacyProblem.from_arrays(
+        joint, pb.FeatureDistortion(codes.astype(float), "l1"),
+        records=pd.DataFrame({"private": private, "symbol": symbol}),
+        coding=pb.ProfileCoding([list(range(6))], codes, codes[symbol]))
+
+
+def test_k_anonymity_is_measured_on_the_mappings_cells() -> None:
+    from privbench.protocol.promises import broken_promises
+
+    problem = _line_of_six()
+    mech = pb.get_mechanism("mondrian", k=3)
+    res = mech.solve(problem, 0.0)
+    report, broken = broken_promises(mech.promises(0.0), problem, res.mapping, {})
+    assert not broken and report["smallest_cell_users"]["measured"] == 5.0  # cells {0,1,2}, {3,4,5}
+    # the identity joins nothing: a cell of one user breaks k = 3
+    report, broken = broken_promises({"smallest_cell_users": 3.0}, problem, np.eye(6), {})
+    assert report["smallest_cell_users"]["measured"] == 1.0
+    assert broken and "measured smallest_cell_users = 1 users < 3" in broken[0]
+    # ten users cannot be 11-anonymous: mondrian's one cell is short of its promise
+    mech = pb.get_mechanism("mondrian", k=11)
+    res = mech.solve(problem, 0.0)
+    assert broken_promises(mech.promises(0.0), problem, res.mapping, {})[1]
+    # users=N without records: the prior's mass per cell, k/N
+    bare = pb.PrivacyProblem.from_arrays(problem.joint, problem.distortion, coding=problem.coding)
+    mech = pb.get_mechanism("mondrian", k=3, users=10)
+    res = mech.solve(bare, 0.0)
+    promised = mech.promises(0.0)
+    assert promised == {"smallest_cell_mass": 0.3}
+    assert not broken_promises(promised, bare, res.mapping, {})[1]
+    # a cell with no user at all (a profile nobody has, an output nothing reaches) is no cell
+    from privbench.protocol.promises import _cell_sizes
+
+    assert _cell_sizes(np.array([0.0, 2.0, 3.0]), np.eye(3)) == 2.0

@@ -104,7 +104,15 @@ class Mondrian(pb.MappingMechanism):
             return np.bincount(symbol[symbol >= 0], minlength=problem.n).astype(float)
         return problem.p_b * float(self.users)
 
+    def promises(self, delta: float) -> dict[str, float]:
+        """k-anonymity, checked by the runner on the returned mapping's cells: >= k users
+        of the records per cell, or >= k/N of the prior with ``users=N`` and no records."""
+        if getattr(self, "counted_records_", True):
+            return {"smallest_cell_users": float(self.k)}
+        return {"smallest_cell_mass": float(self.k) / float(self.users)}
+
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        self.counted_records_ = problem.records is not None
         skip, reason = self.skip(problem)
         if skip:
             raise pb.ValidationError(reason)
