@@ -135,3 +135,19 @@ def test_the_metric_widens_guessing_entropy_by_the_priors_spread() -> None:
     spread = bs.prior_guessing_spread(problem, 200, 0)
     assert spread > 0.01
     assert lo <= g - spread + 1e-12 and hi >= g + spread - 1e-12
+
+
+def test_maxima_keep_their_upper_end_above_the_estimate() -> None:
+    """For a maximum over outputs the upper end does not subtract the bootstrap bias:
+    at least θ̂ + 1.96 sd(θ*) (the normal interval alone gives 0.8 + 0.196 here)."""
+    lo, hi = bs.maximum_upper_end(1.0, BIASED, bs.normal_interval(1.0, BIASED))
+    assert lo == pytest.approx(0.604, abs=3e-3) and hi == pytest.approx(1.196, abs=2e-3)
+    tool = _tool()
+    P, X = tool.known_joint(2, 12, 0.05, np.random.default_rng(5))
+    problem = tool.sampled_problem(P, 1500, np.random.default_rng(6))
+    values = bs.BootstrapIntervals().compute(problem, pb.MechanismResult("mapping", mapping=X),
+                                             delta=0.0)
+    for name in sorted(bs.MAXIMA):
+        samples = np.array(values["bootstrap"]["samples"][name])
+        top = values["bootstrap"]["estimates"][name] + 1.959964 * samples.std(ddof=1)
+        assert values[f"{name}_ci95"][1] >= min(top, bs.value_range(name, 2)[1]) - 1e-7, name

@@ -270,6 +270,26 @@ def normal_interval(estimate: float, values: np.ndarray, level: float = 0.95,
     return [float(lo), float(hi)]
 
 
+#: notions that are a maximum over outputs (or a sum of maxima): non-smooth everywhere
+MAXIMA = frozenset({"lip_epsilon", "ldp_epsilon_private", "t_closeness", "min_entropy_leakage"})
+
+
+def maximum_upper_end(estimate: float, values: np.ndarray, base: list[float],
+                      level: float = 0.95,
+                      bounds: tuple[float, float] = (0.0, float("inf"))) -> list[float]:
+    """``base`` with its upper end at least θ̂ + z sd(θ*): for a maximum over outputs the
+    bootstrap's bias estimate is positive by construction (a max of noisier terms) even
+    when the sample's largest term fell below its truth, so the upper end does not
+    subtract it (measured: 0.885-0.905 coverage at |A| = 2 with it subtracted)."""
+    from scipy.special import ndtri
+
+    values = np.asarray(values, dtype=float)
+    if not np.isfinite(estimate) or not np.all(np.isfinite(values)):
+        return base
+    top = estimate + float(ndtri((1 + level) / 2)) * float(values.std(ddof=1))
+    return [base[0], float(max(base[1], np.clip(top, *bounds)))]
+
+
 #: the interval a ``bootstrap:interval=NAME`` run builds before the boundary test
 INTERVALS: dict[str, Callable[..., list[float]]] = {"normal": normal_interval,
                                                    "basic": basic_interval}
@@ -376,12 +396,13 @@ class BootstrapIntervals(pb.Metric):
         spread = {"guessing_entropy": prior_guessing_spread(problem, resamples, int(self.seed))}
         values: dict[str, Any] = {}
         for name, v in samples.items():
-            side = BOUNDARY_SIDE.get(name)
+            side, bounds = BOUNDARY_SIDE.get(name), value_range(name, problem.n_private)
+            base = make(centre[name], v, bounds=bounds)
+            if name in MAXIMA:
+                base = maximum_upper_end(centre[name], v, base, bounds=bounds)
             values[f"{name}_ci95"] = interval(
                 centre[name], v, null_centre[name] if side else None,
-                null[name] if side else None, side or 1,
-                bounds=value_range(name, problem.n_private),
-                base=make(centre[name], v, bounds=value_range(name, problem.n_private)),
+                null[name] if side else None, side or 1, bounds=bounds, base=base,
                 null_spread=spread.get(name, 0.0))
         values["bootstrap"] = {
             "resamples": resamples, "seed": int(self.seed), "users": int(cells.sum()),
