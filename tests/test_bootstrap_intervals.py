@@ -149,8 +149,8 @@ def test_replicates_summary():
 def test_run_json_carries_intervals_on_a_records_dataset(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "privbench", "run", "-m", "expmec", "-d",
-         "politics_tv_surrogate", "--delta", "0.5", "--json", "--no-store"],
-        capture_output=True, text=True, check=True, cwd=tmp_path)
+         "politics_tv_surrogate", "--delta", "0.5", "--json", "--full", "--no-store"],
+        capture_output=True, text=True, check=True, cwd=tmp_path)  # --full: with samples
     record = json.loads(out.stdout.splitlines()[0])
     lo, hi = record["metrics"]["mi_bits_ci95"]
     assert 0.0 <= lo <= hi and hi - lo < 0.5
