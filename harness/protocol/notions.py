@@ -87,7 +87,8 @@ def _scaled(Q: Any) -> np.ndarray | None:
     top = float(Q.max()) if Q.size else 0.0
     if top <= 0:
         return None
-    total = float(Q.sum())
+    with np.errstate(over="ignore"):  # an overflowing sum is detected just below, not warned
+        total = float(Q.sum())
     if math.isfinite(total):  # the common case: one division, the same rounding as ever
         return Q / total
     Q = Q / top
