@@ -127,3 +127,25 @@ def test_benchmark_bad_options_fail_before_running(args: list[str], message: str
     out = capsys.readouterr()
     assert code != 0 and message in out.err
     assert "time_s" not in out.out  # no table was started
+
+
+def test_the_peer_rule_needs_three_times_the_best_certified_peer_from_n_4096() -> None:
+    from privbench.plugins.mechanisms._sppm.benchmark_cmd import peer_verdict
+
+    def row(n: int, peers: dict) -> dict:
+        return {"n": n, "time_s": 10.0, "met": True, "peers": peers}
+
+    fast = {"certified": True, "time_s": 29.0}
+    slow_uncertified = {"certified": False, "time_s": 5.0}  # faster but no certificate
+    r = row(4096, {"a": fast, "b": slow_uncertified})
+    peer_verdict(r)
+    assert r["best_peer"] == "a" and r["peer_ratio"] == pytest.approx(2.9) and not r["met"]
+    r = row(4096, {"a": {"certified": True, "time_s": 30.0}})
+    peer_verdict(r)
+    assert r["met"] and r["peer_ratio"] == pytest.approx(3.0)
+    r = row(1024, {"a": fast})  # below 4,096 the ratio is reported, not a target
+    peer_verdict(r)
+    assert r["met"] and r["peer_ratio"] == pytest.approx(2.9)
+    r = row(4096, {"b": slow_uncertified})
+    peer_verdict(r)
+    assert r["best_peer"] is None and r["peer_ratio"] is None and r["met"]
