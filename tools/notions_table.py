@@ -116,6 +116,26 @@ def ranking(values: pd.Series, direction: str) -> pd.Series:
     return v if direction == "lower" else -v
 
 
+def compact(df: pd.DataFrame, sizes: dict[str, int], outputs: dict) -> None:
+    """One row per problem at the middle budget: the winner(s) under each notion ("= X"
+    where the notion is X in disguise on that problem)."""
+    short = {"mi_bits": "MI", "maximal_leakage": "max. leakage", "min_entropy_leakage":
+             "min-entropy", "sibson_mi": "Sibson I_2", "lip_epsilon": "LIP ε",
+             "ldp_epsilon_private": "LDP ε", "total_variation": "TV", "t_closeness": "t",
+             "guessing_entropy": "guessing"}
+    print("\n| problem | \\|A\\| | n | " + " | ".join(short[x] for x in NOTIONS) + " |")
+    print("|---|---|---|" + "---|" * len(NOTIONS))
+    for problem, runs in df.groupby("problem", sort=False):
+        fractions = sorted(runs.fraction.unique())
+        f = fractions[len(fractions) // 2]
+        k = sizes[problem]
+        cells = [f"= {short[BINARY_SAME[x]]}" if k == 2 and x in BINARY_SAME else
+                 winners(runs[runs.fraction == f], x, outputs[x].direction).split(" (")[0]
+                 for x in NOTIONS]
+        print(f"| {problem} (Δ = {f:g} d_const) | {k} | {int(runs.n.iloc[0])} | "
+              + " | ".join(cells) + " |")
+
+
 def suite(path: str) -> None:
     from itertools import combinations
 
@@ -153,6 +173,7 @@ def suite(path: str) -> None:
                                  ranking(pair[y], outputs[y].direction)).statistic
                 if tau == tau:  # NaN when one ranking is constant
                     taus.setdefault((x, y, k == 2), []).append(float(tau))
+    compact(df, sizes, outputs)
     print("\nwins (problem x budget cells won, ties counted for each):\n")
     for name in NOTIONS:
         ranked = sorted(wins[name].items(), key=lambda kv: -kv[1])
