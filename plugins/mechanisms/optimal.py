@@ -291,7 +291,11 @@ def refined_lower_bound(problem: pb.PrivacyProblem, mapping, delta: float,
             r = cp.Variable(int(live.sum()), nonneg=True)
             slack = cp.minimum(P[live].T @ cp.log(r) - tau[i], 0.0)
             try:
-                cp.Problem(cp.Maximize(cp.sum(slack)), [cp.sum(r) == 1]).solve(solver="CLARABEL")
+                # an inaccurate r is harmless here (the bound is exact whatever r is): no
+                # "Solution may be inaccurate" warning on the user's terminal
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+                    cp.Problem(cp.Maximize(cp.sum(slack)), [cp.sum(r) == 1]).solve(solver="CLARABEL")
             except cp.error.SolverError:
                 continue
             if r.value is not None and np.isfinite(r.value).all() and r.value.sum() > 0:
