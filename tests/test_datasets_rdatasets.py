@@ -155,7 +155,8 @@ def test_overfit_warning_names_the_many_valued_columns() -> None:
 def test_overfit_threshold_is_more_than_half_in_profiles_of_at_most_two() -> None:
     labels = [["a", "b", "c", "d", "e"]]
     # 6 users: sizes 2, 2, 2 -> every user in a profile of size 2: warned
-    assert overfit_meta(np.array([[0], [0], [1], [1], [2], [2]]), ["x"], labels, {}, "t")
+    with pytest.warns(UserWarning, match="100% of the 6 users"):
+        assert overfit_meta(np.array([[0], [0], [1], [1], [2], [2]]), ["x"], labels, {}, "t")
     # sizes 3, 3: nobody in a small profile
     with warnings.catch_warnings():
         warnings.simplefilter("error")
