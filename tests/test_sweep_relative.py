@@ -84,3 +84,17 @@ def test_no_budget_at_all_is_refused() -> None:
         sweep_spec_from({"mechanisms": ["expmec"], "datasets": ["synthetic:m=3"]})
     with pytest.raises(ValidationError, match="'replicate_seeds' must be a list of integers"):
         sweep_spec_from({**SPEC, "replicate_seeds": ["x"]})
+
+
+def test_d_const_as_design_defines_it_solve_at_infinite_delta() -> None:
+    """DESIGN: d_const = E[d] of ``pb.get_mechanism("constant").solve(problem, delta=inf)``;
+    a mechanism that ignores Δ takes inf in ``solve``, a budgeted one still refuses it."""
+    import math
+
+    problem = pb.load_dataset("synthetic", m=4)
+    res = pb.get_mechanism("constant").solve(problem, delta=math.inf)
+    assert pb.metrics.expected_distortion(problem, res.mapping) == pytest.approx(d_const(problem))
+    with pytest.raises(pb.ValidationError, match="finite"):
+        pb.get_mechanism("expmec").solve(problem, delta=math.inf)
+    with pytest.raises(pb.ValidationError, match="finite"):
+        pb.get_mechanism("constant").solve(problem, delta=math.nan)

@@ -15,13 +15,14 @@ See :class:`Mechanism` for the lifecycle and docs/hooks.md for the contract.
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import scipy.sparse as sp
 
-from privbench.protocol.checks import BUDGET, delta_value
+from privbench.protocol.checks import BUDGET, UNUSED, delta_value
 from privbench.protocol.context import RunContext
 from privbench.protocol.errors import ValidationError
 from privbench.protocol.mapping import COLUMN_SUM_TOL, validate_mapping
@@ -127,7 +128,11 @@ class Mechanism(Parametrized):
         :raises ValidationError: for a bad parameter, Δ, or a problem the mechanism skips.
         """
         self.check_params()
-        delta = delta_value(delta, self.delta_role)
+        # a mechanism that ignores Δ accepts Δ = inf here, as d_const is defined
+        # (``get_mechanism("constant").solve(problem, delta=inf)``); runs still need a finite Δ
+        unused_inf = self.delta_role == UNUSED and isinstance(delta, int | float) \
+            and not isinstance(delta, bool) and delta == math.inf
+        delta = math.inf if unused_inf else delta_value(delta, self.delta_role)
         skip, reason = self.skip(problem)
         if skip:
             raise ValidationError(f"{self.name} cannot run on {problem.name}: {reason}")
