@@ -20,11 +20,14 @@ where some W(b̂|a) = 0 < p(b̂)).
 The mapping meets its ε at every ε (the runner checks it: ``promises``). An LP solver meets
 rows only to ~1e-9, and entries below 1e-12 are dropped, so at large ε (about 16 nats on
 MovieLens) e^{-ε} p(b̂) falls below the tolerance and the solver's point may have
-W(b̂|a) = 0: an infinite ε. The returned mapping is therefore repaired: mixed with the
-mapping V that sends every input uniformly to the outputs B where X breaks a row (V is
-perfectly private, and outside B every ratio is kept) by the least θ that makes every row
-hold exactly, X' = (1 - θ) X + θ V (``repair_theta`` in the stats; its cost in E[d] is at
-most θ (E_V[d] - E_X[d])). Above ``EPSILON_SOLVED_MAX`` = 500 nats the LP is solved, and the
+W(b̂|a) = 0: an infinite ε. The returned mapping is therefore repaired: mixed with a
+mapping V that uses only the outputs B where X breaks a row, each of them with p(b̂) > 0,
+and is perfectly private on each (so outside B every ratio is kept), by the least θ that
+makes every row hold exactly, X' = (1 - θ) X + θ V (``repair_theta`` in the stats; its cost
+in E[d] is at most θ (E_V[d] - E_X[d])). V is sparse (``_pp_pieces``: the all-ones row cut
+into perfectly private pieces of a few public symbols each, dealt to B), so the repair
+stays sparse at any n: sending every input uniformly to B took |B| · n entries (census with
+every profile at ε = 1: 7,000 broken outputs, 65 M). Above ``EPSILON_SOLVED_MAX`` = 500 nats the LP is solved, and the
 mapping repaired, at 500: e^{-500} ≈ 7e-218 is still a normal float, while e^{-ε} of a
 larger ε underflows towards 0 and could not be told from "no lower row". Such a mapping is
 ε-LIP for every ε >= 500 (``epsilon_solved`` in the stats says which ε the LP used).
@@ -42,6 +45,7 @@ import privbench as pb
 
 from ._lp_colgen import Family, Problem, SparseLP
 from ._lp_mapping import LPMappingMechanism, MappingLP
+from ._pp_pieces import private_mixer
 
 NOTIONS = ("lip", "ldp")
 #: the largest ε the LP is solved at (nats); a larger ε gets the mapping of this one, which
@@ -49,37 +53,79 @@ NOTIONS = ("lip", "ldp")
 EPSILON_SOLVED_MAX = 500.0
 #: the repair aims this far inside ε >= 1 (relative): the runner's tolerance is 1e-9
 REPAIR_MARGIN = 1e-11
-#: the most entries the repair's dense rows may hold (|B| x n)
-MAX_REPAIR_ENTRIES = 20_000_000
 
 
-def least_mix(W: np.ndarray, q: np.ndarray, epsilon: float, notion: str
-              ) -> tuple[float, np.ndarray]:
-    """The least θ in [0, 1], and the outputs B, such that X' = (1 - θ) X + θ V meets ε,
-    where W[a, i] = p(b̂_i | a) and q[i] = p(b̂_i) of X, B the outputs where X breaks a
-    row, and V sends every input uniformly to B (perfectly private: W_V = q_V = 1/|B| on B).
-
-    Outside B every ratio is kept (W and q both scale by 1 - θ); on B each row r(X) <= 0 is
-    linear in X, so r(X') = (1 - θ) r(X) + θ r(V) with r(V) < 0, and θ >= r(X) / (r(X) -
-    r(V)) wherever r(X) > 0."""
-    # aim inside ε (relative margin); below ε = 1, where the runner's tolerance is absolute
-    # (1e-9 nats), at half of it past ε, so ε = 0 does not force θ = 1 (V itself)
-    eps = epsilon * (1.0 - REPAIR_MARGIN) if epsilon >= 1 else epsilon + 0.5e-9
-    shrink = math.exp(-eps)
+def privacy_rows(W: np.ndarray, q: np.ndarray, shrink: float, notion: str) -> np.ndarray:
+    """The rows r <= 0 of ε-LIP (or ε-LDP) per output, (R, n): W[a, i] = p(b̂_i | a),
+    q[i] = p(b̂_i), shrink = e^{-ε}. LIP: e^{-ε} q - W(a) and, scaled by e^{-ε},
+    e^{-ε} W(a) - q; LDP: e^{-ε} W(a) - W(a') for a != a'."""
     if notion == "lip":
-        # lower: e^{-ε} q - W <= 0; upper, scaled by e^{-ε}: e^{-ε} W - q <= 0
-        rows = [(shrink * q[None, :] - W).max(axis=0), (shrink * W - q[None, :]).max(axis=0)]
-    else:  # ldp: e^{-ε} W(b̂|a) - W(b̂|a') <= 0 for all a, a'
-        rows = [shrink * W.max(axis=0) - W.min(axis=0)]
-    outputs = np.flatnonzero(np.logical_or.reduce([r > 0 for r in rows]) & (q > 0))
-    if outputs.size == 0:
-        return 0.0, outputs
-    r_v = (shrink - 1.0) / outputs.size
-    if r_v >= 0:  # ε = 0 (to rounding): only V itself meets it
-        return 1.0, outputs
-    theta = max(_breaking_share(r[outputs], r_v) for r in rows)  # only the rows X breaks
+        return np.vstack([shrink * q[None, :] - W, shrink * W - q[None, :]])
+    k = W.shape[0]
+    pairs = [(a, b) for a in range(k) for b in range(k) if a != b]
+    if not pairs:
+        return np.zeros((0, W.shape[1]))
+    return np.array([shrink * W[a] - W[b] for a, b in pairs])
+
+
+def aim(epsilon: float) -> float:
+    """The ε the repair aims at: relative margin inside ε >= 1; below ε = 1, where the
+    runner's tolerance is absolute (1e-9 nats), half of it past ε, so ε = 0 does not force
+    θ = 1 (V itself)."""
+    return epsilon * (1.0 - REPAIR_MARGIN) if epsilon >= 1 else epsilon + 0.5e-9
+
+
+def breaking_outputs(W: np.ndarray, q: np.ndarray, epsilon: float, notion: str) -> np.ndarray:
+    """The outputs where X (channel W, output marginal q) breaks a row of :func:`aim`'s ε."""
+    rows = privacy_rows(W, q, math.exp(-aim(epsilon)), notion)
+    if rows.shape[0] == 0:
+        return np.zeros(0, np.int64)
+    return np.flatnonzero((rows > 0).any(axis=0) & (q > 0))
+
+
+def least_theta(rows_x: np.ndarray, rows_v: np.ndarray) -> float:
+    """The least θ in [0, 1] with (1 - θ) r(X) + θ r(V) <= 0 on every row (both (R, |B|)):
+    each row is linear in the mapping. 1 when V does not meet a row X breaks (V itself)."""
+    broken = rows_x > 0
+    if not broken.any():
+        return 0.0
+    if (rows_v[broken] >= 0).any():
+        return 1.0
+    theta = _breaking_share(rows_x[broken], rows_v[broken])
     # a hair more than the least θ, so rounding cannot leave a row just outside
-    return min(1.0, theta * (1.0 + 1e-6) + 1e-300), outputs
+    return min(1.0, theta * (1.0 + 1e-6) + 1e-300)
+
+
+def least_mix(W: np.ndarray, q: np.ndarray, W_v: np.ndarray, q_v: np.ndarray, epsilon: float,
+              notion: str) -> float:
+    """The least θ such that X' = (1 - θ) X + θ V meets ε (to :func:`aim`'s margin), where
+    W, q are X's channel and output marginal and W_v, q_v V's, over the same outputs.
+
+    V is perfectly private on every output it uses (W_v(b̂|a) = q_v(b̂)), so where q_v > 0
+    each of its rows is (e^{-ε} - 1) q_v < 0, and where q_v = 0 (outputs X does not break)
+    X's own ratios are kept: r(X') = (1 - θ) r(X) + θ r(V)."""
+    shrink = math.exp(-aim(epsilon))
+    return least_theta(privacy_rows(W, q, shrink, notion), privacy_rows(W_v, q_v, shrink, notion))
+
+
+def repair(problem: pb.PrivacyProblem, X: sp.csc_array, epsilon: float, notion: str
+           ) -> tuple[sp.csc_array, float]:
+    """X mixed with a sparse perfectly private V on the outputs where X breaks ε, by the
+    least θ that makes every row hold (:func:`least_mix`); (X, 0) when none breaks."""
+    live_a, live = problem.p_a > 0, np.flatnonzero(problem.p_b > 0)
+    cond = problem.joint[np.ix_(live_a, live)] / problem.p_a[live_a][:, None]
+    p = problem.p_b[live]
+    X_live = X[:, live]
+    W, q = np.asarray(X_live @ cond.T).T, np.asarray(X_live @ p)
+    outputs = breaking_outputs(W, q, epsilon, notion)
+    if outputs.size == 0:
+        return X, 0.0
+    V = private_mixer(cond, p, live, problem.n, outputs)
+    V_live = V[outputs][:, live]
+    theta = least_mix(W[:, outputs], q[outputs], np.asarray(V_live @ cond.T).T,
+                      np.asarray(V_live @ p), epsilon, notion)
+    X = sp.csc_array((1.0 - theta) * X + theta * V)
+    return sp.csc_array(X @ sp.diags_array(1.0 / X.sum(axis=0))), theta  # sums 1 to rounding
 
 
 class LipOptimal(LPMappingMechanism):
@@ -130,24 +176,7 @@ class LipOptimal(LPMappingMechanism):
         """The LP at min(ε, EPSILON_SOLVED_MAX), then the least mix with V that meets it."""
         solved = min(float(delta), EPSILON_SOLVED_MAX)
         base = super().run(problem, solved)
-        X = sp.csc_array(base.mapping)  # stays sparse unless the repair mixes in U
-        live_a, live = problem.p_a > 0, problem.p_b > 0
-        cond = problem.joint[np.ix_(live_a, live)] / problem.p_a[live_a][:, None]
-        X_live = X[:, np.flatnonzero(live)]
-        W = np.asarray(X_live @ cond.T).T
-        q = np.asarray(X_live @ problem.p_b[live])
-        theta, outputs = least_mix(W, q, solved, self.notion)
-        if theta > 0:  # dense only on the rows of the outputs that broke a row
-            if outputs.size * problem.n > MAX_REPAIR_ENTRIES:
-                raise pb.PrivbenchError(
-                    f"{self.name}: the LP's mapping breaks ε = {solved:g} at {outputs.size} "
-                    f"outputs; repairing it needs {outputs.size * problem.n:,} dense entries "
-                    f"(more than {MAX_REPAIR_ENTRIES:,}): use a smaller alphabet")
-            V = sp.csc_array((np.full(outputs.size * problem.n, 1.0 / outputs.size),
-                              (np.repeat(outputs, problem.n), np.tile(np.arange(problem.n),
-                                                                      outputs.size))),
-                             shape=X.shape)
-            X = sp.csc_array((1.0 - theta) * X + theta * V)
+        X, theta = repair(problem, sp.csc_array(base.mapping), solved, self.notion)
         stats = {k: v for k, v in base.stats.items() if k not in ("lip_epsilon_nats",
                                                                      "ldp_epsilon_nats")}
         stats.update(epsilon_solved=solved, repair_theta=theta)
@@ -173,11 +202,14 @@ class LipOptimal(LPMappingMechanism):
                 "ldp_epsilon_nats": pb.metrics.ldp_epsilon_private(problem, X)}
 
 
-def _breaking_share(r: np.ndarray, r_v: float) -> float:
+def _breaking_share(r: np.ndarray, r_v: float | np.ndarray) -> float:
     """max over the rows X breaks (r > 0) of r / (r - r_v); 0 when it breaks none. Only
     those rows are divided (np.where divided them all: a "divide by zero" warning)."""
     broken = r > 0
-    return float(np.max(r[broken] / (r[broken] - r_v))) if broken.any() else 0.0
+    if not broken.any():
+        return 0.0
+    r_v = np.broadcast_to(np.asarray(r_v, dtype=float), r.shape)[broken]
+    return float(np.max(r[broken] / (r[broken] - r_v)))
 
 
 @pb.hookimpl
