@@ -50,8 +50,8 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def hostile(monkeypatch: pytest.MonkeyPatch):
-    """A plugin host that also loads tests/hostile_plugins.py (the trust tests' plugins)."""
-    monkeypatch.syspath_prepend(str(REPO / "tests"))
+    """A plugin host that also loads tests/plugins/hostile_plugins.py (the trust tests' plugins)."""
+    monkeypatch.syspath_prepend(str(REPO / "tests" / "plugins"))
     monkeypatch.setenv("PRIVBENCH_PLUGIN_MODULES", "hostile_plugins")
     previous = host_module.set_host(pb.PluginHost(env=dict(os.environ)))
     yield

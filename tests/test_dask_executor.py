@@ -23,6 +23,8 @@ from privbench.running.records import TIMING_METRICS
 distributed = pytest.importorskip("distributed")
 
 TESTS = Path(__file__).resolve().parent
+#: the helper plugins the tests load by module name (PRIVBENCH_PLUGIN_MODULES)
+PLUGINS = TESTS / "plugins"
 #: timings, provenance and bookkeeping differ between executors by design
 VOLATILE = {"runtime_s", "peak_mem_mb", "created_at", "id", "sweep_id", "provenance"}
 VOLATILE_METRICS = {"executor", "traceback", *TIMING_METRICS}
@@ -31,10 +33,10 @@ VOLATILE_METRICS = {"executor", "traceback", *TIMING_METRICS}
 @pytest.fixture
 def crashy_host(monkeypatch: pytest.MonkeyPatch):
     """A host (here and in spawned workers) that also has the test-only ``crashy`` mechanism."""
-    path = os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    path = os.pathsep.join([str(PLUGINS), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     monkeypatch.setenv("PYTHONPATH", path)
     monkeypatch.setenv("PRIVBENCH_PLUGIN_MODULES", "dask_crashy")
-    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.syspath_prepend(str(PLUGINS))
     fresh = pb.PluginHost()
     previous = host_module.set_host(fresh)
     yield fresh

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PAGES = sorted((REPO / "docs").glob("*.md"))
+PAGES = sorted((REPO / "docs").rglob("*.md"))  # reference pages and docs/studies/
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 
@@ -34,7 +34,8 @@ def test_relative_links_resolve() -> None:
 def test_the_index_lists_every_page_and_the_readme_links_the_index() -> None:
     index = (REPO / "docs" / "index.md").read_text(encoding="utf-8")
     listed = set(LINK.findall(index))
-    missing = [p.name for p in PAGES if p.name != "index.md" and p.name not in listed]
+    pages = [p.relative_to(REPO / "docs").as_posix() for p in PAGES]
+    missing = [p for p in pages if p != "index.md" and p not in listed]
     assert not missing, f"docs/index.md does not list {missing}"
     assert "(docs/index.md)" in (REPO / "README.md").read_text(encoding="utf-8")
 

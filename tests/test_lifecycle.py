@@ -16,11 +16,13 @@ from privbench.cli import main
 from privbench.testing import check_mechanism
 
 TESTS = Path(__file__).resolve().parent
+#: the helper plugins the tests load by module name (PRIVBENCH_PLUGIN_MODULES)
+PLUGINS = TESTS / "plugins"
 
 
 @pytest.fixture
 def lifecycle_host(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.syspath_prepend(str(PLUGINS))
     monkeypatch.setenv("PRIVBENCH_PLUGIN_MODULES", "lifecycle_plugins")
     from privbench.host import manager as host_module
 

@@ -14,6 +14,8 @@ import privbench as pb
 from privbench.cli import main
 
 TESTS = Path(__file__).resolve().parent
+#: the helper plugins the tests load by module name (PRIVBENCH_PLUGIN_MODULES)
+PLUGINS = TESTS / "plugins"
 
 
 def test_a_read_only_store_fails_before_anything_runs(tmp_path, capsys) -> None:
@@ -240,7 +242,7 @@ def test_max_mem_fails_only_the_hungry_run(tmp_path, monkeypatch) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("executor", ["local", "process"])
 def test_plugin_exit_or_interrupt_fails_only_its_run(tmp_path, executor) -> None:
-    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "lifecycle_plugins"}
+    env = {**os.environ, "PYTHONPATH": str(PLUGINS), "PRIVBENCH_PLUGIN_MODULES": "lifecycle_plugins"}
     db = tmp_path / "r.sqlite"
     out = subprocess.run([sys.executable, "-m", "privbench", "run", "-m", "exiter",
                           "-m", "exiter:how=interrupt", "-m", "identity", "-d", "synthetic:m=3",

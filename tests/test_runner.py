@@ -17,11 +17,13 @@ import privbench as pb
 from privbench.running.runner import RunSpec, execute_run
 
 TESTS = Path(__file__).resolve().parent
+#: the helper plugins the tests load by module name (PRIVBENCH_PLUGIN_MODULES)
+PLUGINS = TESTS / "plugins"
 
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(TESTS) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(PLUGINS) + os.pathsep + env.get("PYTHONPATH", "")
     env["PRIVBENCH_PLUGIN_MODULES"] = "faulty_plugins"
     return env
 
@@ -33,7 +35,7 @@ def _cli(args: list[str], **kw) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def faulty_host(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.syspath_prepend(str(PLUGINS))
     from privbench.host import manager as host_module
 
     fresh = pb.PluginHost(env={**os.environ, "PRIVBENCH_PLUGIN_MODULES": "faulty_plugins"})

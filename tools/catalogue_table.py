@@ -1,4 +1,4 @@
-"""The results table of docs/catalogue.md, read from a store written by specs/catalogue.toml.
+"""The results table of docs/studies/catalogue.md, read from a store written by specs/catalogue.toml.
 
     python tools/catalogue_table.py catalogue.sqlite [more.sqlite ...] > table.md
 

@@ -5,7 +5,7 @@ exponent m (``12n``: synthetic m = 12, Δ = 2^(m-8)) or ``census:<top_k>`` (cens
 Δ = 0.5, dual mode; needs ``PRIVBENCH_DATA_DIR``), and ``b`` runs the code before the
 change (``one_blas_thread`` replaced by a null context: BLAS keeps its threads), ``n``
 the code as it is. Prints wall and CPU seconds, the load average, iterations, the gap
-and the solver's own timers for each solve (``docs/sppm-scaling.md``).
+and the solver's own timers for each solve (``docs/studies/sppm-scaling.md``).
 
     python tools/measure_sppm_blas.py 12b 12n 12b 12n 14n 14b
     PRIVBENCH_DATA_DIR=/work/shared/data python tools/measure_sppm_blas.py census:alln census:allb

@@ -2,7 +2,7 @@
 
 Each argument is one solve: ``<top_k>:<new|old|base>`` (census, Δ = 0.5, the ``sppm``
 plugin's dual-mode options, tol 1e-3; needs ``PRIVBENCH_DATA_DIR``). ``old`` runs with the
-settings before ``docs/sppm-scaling.md``'s census section (the working pairs W = V at
+settings before ``docs/studies/sppm-scaling.md``'s census section (the working pairs W = V at
 every temperature; Hamming pricing with 8-nat cost classes, 64 blocks per superblock;
 the smoothed dual's pass on one thread), ``base`` with the dual ascent as it was before
 the projected L-BFGS (scipy's L-BFGS-B, the objective's glue in numpy, the pass with

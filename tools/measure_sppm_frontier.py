@@ -1,4 +1,4 @@
-"""SPPM's Frank-Wolfe path, for comparing two checkouts (docs/sppm-frontier.md).
+"""SPPM's Frank-Wolfe path, for comparing two checkouts (docs/studies/sppm-frontier.md).
 
 Run it with each checkout's interpreter, alternately, so both see the same machine:
 

@@ -12,7 +12,7 @@ closest to the paper, plus three checks that hold under every one of them:
 * the whole profile's I(A; B) stays far below the paper's "about 0.5 bits".
 
 The grid here is a representative part of the 8,736 preprocessings of the full search
-(docs/faithfulness.md): rows used (adult.data, or .data + .test), missing values (drop
+(docs/studies/faithfulness.md): rows used (adult.data, or .data + .test), missing values (drop
 rows with '?', or keep '?' as a value), four age binnings, marital status or
 relationship, country as given or US / non-US, counts or fnlwgt weights, the users
 inside the top-k profiles (k = 100, 300, 1000, 2000, all), bits or nats.

@@ -13,11 +13,13 @@ import psutil
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+#: the helper plugins the tests load by module name (PRIVBENCH_PLUGIN_MODULES)
+PLUGINS = TESTS / "plugins"
 
 
 @pytest.mark.slow
 def test_sigterm_stops_the_pool_and_says_so(tmp_path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "faulty_plugins",
+    env = {**os.environ, "PYTHONPATH": str(PLUGINS), "PRIVBENCH_PLUGIN_MODULES": "faulty_plugins",
            "FAULTY_SLOW_S": "60"}
     db = tmp_path / "r.sqlite"
     proc = subprocess.Popen(

@@ -14,6 +14,8 @@ from privbench.cli import main
 from privbench.running.specs import RunSpec
 
 TESTS = Path(__file__).resolve().parent
+#: the helper plugins the tests load by module name (PRIVBENCH_PLUGIN_MODULES)
+PLUGINS = TESTS / "plugins"
 
 
 def _run(what: str, value=None, metrics: tuple[str, ...] = ()) -> dict:
@@ -199,7 +201,7 @@ def test_a_process_worker_that_was_patched_or_forked_is_retired(tmp_path, what) 
     import json
 
     value = ",value=numpy:log2" if what == "patch" else ""
-    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
+    env = {**os.environ, "PYTHONPATH": str(PLUGINS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
     out = subprocess.run([sys.executable, "-m", "privbench", "run", "-m",
                           "hostile_returns:what=whoami,value=before", "-m",
                           f"hostile_returns:what={what}{value}", "-m",
@@ -228,7 +230,7 @@ def test_a_forked_child_does_not_carry_on_the_sweep(tmp_path) -> None:
     spec.write_text('mechanisms = ["hostile_returns:what=fork", "identity"]\n'
                     'datasets = ["synthetic:m=2"]\ndeltas = [0.5, 1.0]\nbaselines = false\n')
     db = tmp_path / "r.sqlite"
-    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
+    env = {**os.environ, "PYTHONPATH": str(PLUGINS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
     out = subprocess.run([sys.executable, "-m", "privbench", "sweep", str(spec), "--db", str(db)],
                          env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -260,7 +262,7 @@ def test_a_run_that_cannot_be_stopped_ends_privbench_with_a_message(tmp_path, wh
             f"'{what}'}}, dataset='synthetic', dataset_params={{'m': 2}}, delta=1.0)\n"
             "record = pb.execute_run(spec, timeout=1.0)\n"
             "raise SystemExit(0 if record['status'] == 'timeout' else 5)\n")
-    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
+    env = {**os.environ, "PYTHONPATH": str(PLUGINS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=120)
     if out.returncode == 0:  # the run was unwound after all (a timeout record): no hang
@@ -282,7 +284,7 @@ def test_dask_timeout_repeats_and_a_caught_timeout_is_no_result(hostile) -> None
 def test_a_thread_left_running_does_not_hold_the_command(tmp_path) -> None:
     import subprocess
 
-    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
+    env = {**os.environ, "PYTHONPATH": str(PLUGINS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
     out = subprocess.run([sys.executable, "-m", "privbench", "run", "-m",
                           "hostile_returns:what=leave_thread", "-d", "synthetic:m=2", "--delta",
                           "1", "--no-store"], env=env, capture_output=True, text=True, timeout=120)

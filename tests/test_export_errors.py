@@ -19,7 +19,7 @@ def test_an_export_to_a_full_disk_is_exit_3(tmp_path, capsys, monkeypatch) -> No
     from privbench.protocol import outdir
 
     # the export's temporary file is /dev/full: every write is ENOSPC (a symlink to it is
-    # refused now: privbench never writes through a link, tests/test_trust_outdir.py)
+    # refused now: privbench never writes through a link, tests/test_outdir_ownership.py)
     real_fdopen = outdir.os.fdopen
 
     def full_disk(fd: int, *args, **kwargs):

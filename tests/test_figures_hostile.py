@@ -19,12 +19,14 @@ from privbench.host import manager as host_module
 pytest.importorskip("plotly")
 pytest.importorskip("jinja2")
 TESTS = Path(__file__).resolve().parent
+#: the helper plugins the tests load by module name (PRIVBENCH_PLUGIN_MODULES)
+PLUGINS = TESTS / "plugins"
 FAST = ("--no-metric", "optimum", "--no-metric", "mapping_behaviour")
 
 
 @pytest.fixture
 def hostile_figures(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.syspath_prepend(str(PLUGINS))
     monkeypatch.setenv("PRIVBENCH_PLUGIN_MODULES", "hostile_figures")
     previous = host_module.set_host(pb.PluginHost(env=dict(os.environ)))
     yield

@@ -14,13 +14,15 @@ import pytest
 from privbench.cli import main
 
 TESTS = Path(__file__).resolve().parent
+#: the helper plugins the tests load by module name (PRIVBENCH_PLUGIN_MODULES)
+PLUGINS = TESTS / "plugins"
 
 
 @pytest.mark.slow
 def test_max_mem_900_runs_with_one_blas_thread_per_worker() -> None:
     """RLIMIT_AS and one OpenBLAS thread per core (~80 MB of address space each) left a
     900 MB worker without room; under --max-mem the worker's BLAS/OpenMP use one thread."""
-    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
+    env = {**os.environ, "PYTHONPATH": str(PLUGINS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
     out = subprocess.run([sys.executable, "-m", "privbench", "run", "-m",
                           "hostile_returns:what=blas_threads", "-m", "expmec", "-d",
                           "synthetic:m=8", "--delta", "0.5", "--executor", "process",

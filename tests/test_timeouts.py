@@ -15,6 +15,8 @@ import privbench as pb
 from privbench.running.specs import RunSpec
 
 TESTS = Path(__file__).resolve().parent
+#: the helper plugins the tests load by module name (PRIVBENCH_PLUGIN_MODULES)
+PLUGINS = TESTS / "plugins"
 #: metrics that take longer than the second between two raises of the timeout
 SLOW = ("optimum", "mapping_behaviour")
 
@@ -36,7 +38,7 @@ def test_a_run_within_its_limit_is_ok(hostile) -> None:
 
 
 def _python(code: str, tmp_path: Path, timeout: float) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(TESTS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
+    env = {**os.environ, "PYTHONPATH": str(PLUGINS), "PRIVBENCH_PLUGIN_MODULES": "hostile_plugins"}
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=timeout, cwd=tmp_path)
 
