@@ -63,8 +63,11 @@ def paired_difference(metrics_a: Mapping[str, Any] | None, metrics_b: Mapping[st
 
     None when either run has no bootstrap samples of ``output`` or the two were not drawn
     from the same resamples (different data, seed or count: pairing would be wrong).
-    The interval is bias-corrected like each run's own (the percentiles of the paired
-    differences shifted by mean(diff*) - diff̂).
+    The interval is the bias-corrected normal interval of the difference, as each run's
+    own away from its boundary (:func:`privbench.plugins.metrics.bootstrap.normal_interval`):
+    centred on 2 diff̂ - mean(diff*) (the bootstrap bias mean(diff*) - diff̂ subtracted
+    once), ± z sd(diff*). A difference has no boundary to test (it may take either sign),
+    so no boundary test and no clipping.
     """
     a, b = _samples(metrics_a), _samples(metrics_b)
     if a is None or b is None or a.get("key") is None or a.get("key") != b.get("key"):
@@ -75,10 +78,12 @@ def paired_difference(metrics_a: Mapping[str, Any] | None, metrics_b: Mapping[st
     diff = np.asarray(va, dtype=float) - np.asarray(vb, dtype=float)
     if not np.all(np.isfinite(diff)):
         return None
+    from scipy.special import ndtri
+
     centre = _point(metrics_a, output, va) - _point(metrics_b, output, vb)
-    bias = float(diff.mean()) - centre
-    q_lo, q_hi = np.percentile(diff, [50 * (1 - level), 50 * (1 + level)]) - bias
-    return PairedDifference(output, centre, float(q_lo), float(q_hi), diff.size)
+    corrected = 2 * centre - float(diff.mean())
+    half = float(ndtri((1 + level) / 2)) * (float(diff.std(ddof=1)) if diff.size > 1 else 0.0)
+    return PairedDifference(output, centre, corrected - half, corrected + half, diff.size)
 
 
 def _point(metrics: Mapping[str, Any] | None, output: str, samples: list[float]) -> float:
