@@ -24,7 +24,10 @@ class FakeNotions(pb.Metric):
     default = False
     outputs = (pb.Output("fake_leak", "bits", "lower", "a leakage, not convex"),
                pb.Output("fake_error", "probability", "higher", "an attacker's error"),
-               pb.Output("fake_absent", "nats", "lower", "declared, never stored"))
+               pb.Output("fake_absent", "nats", "lower", "declared, never stored"),
+               # an interval is found by its declared relation, not by its name's suffix
+               pb.Output("fake_leak_ci95", "bits", "neutral", "95 % interval of fake_leak",
+                         of="fake_leak", relation="interval"))
 
 
 class _Plugin:
@@ -120,7 +123,7 @@ def _rich_store(db: Path) -> None:
         s.add({**common, "params": {"tol": 0.001, "iterations": 10},
                "dataset_params": {"top_k": 300}, "delta": 0.5, "run_key": "k1",
                "metrics": {"fake_leak": 0.25, "fake_leak_ci95": [0.2, 0.3],
-                           "trace": [[0.1, 1.0, 0.5]]},
+                           "trace": [[0.1, 1.0, 0.5]], "solver_note": "undeclared"},
                "provenance": {"git_commit": "abc", "packages": {"numpy": "2.0"}}})
         s.add({**common, "params": {"tol": 0.01}, "dataset_params": {"top_k": "all"},
                "delta": 1.0, "run_key": "k2", "metrics": {"fake_leak": math.inf}})
@@ -142,7 +145,9 @@ def test_export_has_a_column_per_parameter_output_and_provenance_entry(
     assert df["param.tol"].tolist() == [0.001, 0.01]
     assert df["fake_leak"].tolist() == [0.25, math.inf]
     assert df["fake_leak_ci95_hi"].iloc[0] == 0.3
-    assert "trace" in df["metrics_other"].iloc[0] and "fake_leak" not in df["metrics_other"].iloc[0]
+    # a certificate's trace is declared (CERTIFICATE_OUTPUTS): a column; undeclared keys stay
+    assert df["trace"].iloc[0] == "[[0.1, 1.0, 0.5]]"
+    assert "solver_note" in df["metrics_other"].iloc[0] and "fake_leak" not in df["metrics_other"].iloc[0]
     assert df["dataset_param.top_k"].astype(str).tolist() == ["300", "all"]
     assert "(" in capsys.readouterr().out  # "wrote 2 runs (N columns)"
 

@@ -17,6 +17,7 @@ import pandas as pd
 
 from privbench.protocol.feasibility import within_budget
 from privbench.protocol.metric import Output
+from privbench.protocol.outputs import interval_of
 from privbench.results.significance import paired_difference, replicate_difference
 from privbench.results.verdicts import (
     EQUAL,
@@ -51,11 +52,10 @@ def _value_cell(row: pd.Series, value: float, out: Output) -> str:
     return text
 
 
-def _interval_cell(metrics: Any, out: Output) -> str:
-    ci = metrics.get(f"{out.name}_ci95") if isinstance(metrics, dict) else None
-    if not (isinstance(ci, list | tuple) and len(ci) == 2):
+def _interval_cell(ci: tuple[float, float] | None) -> str:
+    if ci is None:
         return "—"
-    return f"[{_fmt(float(ci[0]))}, {_fmt(float(ci[1]))}]"
+    return f"[{_fmt(ci[0])}, {_fmt(ci[1])}]"
 
 
 def _over_budget(row: pd.Series, budget: float) -> bool:
@@ -165,9 +165,10 @@ def uncertainty_tables(collapsed: pd.DataFrame, budgets: list[float], out: Outpu
 
     tables = []
     values = output_values(collapsed, out.name)
+    intervals = interval_of(collapsed, out.name)  # the output's declared interval
     for b in budgets:
         at = collapsed[(collapsed["delta"] == b) & values.notna()]
-        has_ci = at["metrics"].map(lambda m: isinstance(m, dict) and f"{out.name}_ci95" in m)
+        has_ci = intervals[at.index].notna()
         if at.empty or not (has_ci.any() or (at.get("replicates", 1) > 1).any()):
             continue
         order = values[at.index].sort_values(ascending=out.direction != "higher")
@@ -185,7 +186,7 @@ def uncertainty_tables(collapsed: pd.DataFrame, budgets: list[float], out: Outpu
                      "spends more than Δ: not compared" if _over_budget(row, b)
                      else verdict(row, best, out, min_diff))
             table.add_row(escape(str(row["label"])), _value_cell(row, float(values[idx]), out),
-                          _interval_cell(row["metrics"], out), _distortion_cell(row, b),
+                          _interval_cell(intervals[idx]), _distortion_cell(row, b),
                           escape(other))
         tables.append(table)
     return tables

@@ -23,6 +23,7 @@ from privbench.api import pick_reference
 from privbench.cli._compare_uncertainty import uncertainty_tables
 from privbench.protocol.errors import ValidationError, did_you_mean
 from privbench.protocol.metric import Output
+from privbench.protocol.outputs import outputs_of
 from privbench.results.fingerprints import FOOTNOTE, MARK, other_code
 from privbench.results.pareto import (
     Curve,
@@ -233,8 +234,8 @@ def _legend(console: Any, shown: dict[str, str]) -> None:
 
 
 def _prior(runs: pd.DataFrame, out: Output) -> float | None:
-    """The value without a mechanism, when a metric stores it as ``prior_<output>``."""
-    values = output_values(runs, f"prior_{out.name}").dropna()
+    """The value without a mechanism, when a metric declares one (``relation="prior"``)."""
+    values = output_values(runs, out.name, "prior").dropna()
     return float(values.iloc[0]) if not values.empty else None
 
 
@@ -432,8 +433,8 @@ def _explain_empty_cells(console: Any, rows: list[Any], budgets: list[float],
 def _unconverged(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs whose mechanism stopped at its cap without its certificate
     (``metrics.converged`` false)."""
-    flags = runs["metrics"].map(lambda m: m.get("converged") if isinstance(m, dict) else None)
-    return runs[flags.eq(False)]
+    flags = outputs_of(runs, "converged").map(lambda v: v is False).astype(bool)
+    return runs[flags]
 
 
 def _note_unconverged(console: Any, runs: Any) -> None:

@@ -44,6 +44,7 @@ from privbench.protocol.figure import Figure
 from privbench.protocol.lp import LPBackend
 from privbench.protocol.mechanism import Mechanism
 from privbench.protocol.metric import (
+    CERTIFICATE_OUTPUTS,
     PART_NEEDS,
     RESULT_NEEDS,
     RUNNER_OUTPUTS,
@@ -51,6 +52,7 @@ from privbench.protocol.metric import (
     Output,
     unknown_needs,
 )
+from privbench.protocol.outputs import Declared, provide_declared
 from privbench.protocol.parts import PARTS
 
 ENTRY_POINT_GROUP = "privbench"
@@ -412,12 +414,22 @@ class PluginHost:
         a third party cannot redefine ``mi_bits``), so a reporter or ``compare`` can look
         up unit and direction for any stored value.
         """
-        found: dict[str, Output] = {o.name: o for o in RUNNER_OUTPUTS}
+        found: dict[str, Output] = {o.name: o for o in (*RUNNER_OUTPUTS, *CERTIFICATE_OUTPUTS)}
         builtin = self.builtin_names("metric")
         for _, cls in sorted(self.metrics().items(), key=lambda kv: (kv[0] not in builtin, kv[0])):
             for out in getattr(cls, "outputs", ()) or ():
                 found.setdefault(out.name, out)
         return found
+
+    def declared_outputs(self) -> Declared:
+        """:meth:`outputs` with their relations (intervals, priors, errors), rebuilt only
+        when the loaded plugins change (readers call it once per output they read)."""
+        self.plugins()  # refreshes self._cache when plugins were registered or blocked
+        plugins = self._cache
+        if getattr(self, "_declared_for", None) is not plugins:
+            self._declared_table = Declared(self.outputs().values())
+            self._declared_for = plugins
+        return self._declared_table
 
     def get(self, kind: str, name: str) -> type:
         """The class of plugin ``name`` of ``kind``, or a PluginError that says why not."""
@@ -483,6 +495,15 @@ def get_host() -> PluginHost:
     if _HOST is None:
         _HOST = PluginHost()
     return _HOST
+
+
+def _declared() -> Declared:
+    """The process-wide host's declared outputs (what :func:`privbench.protocol.outputs.outputs_of`
+    reads by)."""
+    return get_host().declared_outputs()
+
+
+provide_declared(_declared)
 
 
 def set_host(host: PluginHost | None) -> PluginHost | None:

@@ -27,31 +27,34 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from privbench.protocol.outputs import outputs_of
 from privbench.protocol.plugin import Parametrized
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import pandas as pd
+
+    from privbench.protocol.metric import Output
 
 #: what a figure is drawn from: the runs of one instance (data set + parameters), of one
 #: data set adapter, or of the whole store
 SCOPES = ("instance", "dataset", "store")
 
 
-def column(runs: pd.DataFrame, name: str) -> pd.Series:
-    """The values of output ``name`` in the runs: a record column, or the key under
-    ``metrics`` (None where a run lacks it). Figures read outputs through this only."""
-    import pandas as pd
+def column(runs: pd.DataFrame, name: str, relation: str | None = None) -> pd.Series:
+    """The values of output ``name`` (or of its declared ``relation``) in the runs, None
+    where a run lacks it: :func:`privbench.protocol.outputs.outputs_of`, the one reader.
 
-    if name in runs.columns:
-        return runs[name]
-    if "metrics" not in runs.columns:
-        return pd.Series([None] * len(runs), index=runs.index, dtype=object)
-    return runs["metrics"].map(lambda m: m.get(name) if isinstance(m, dict) else None)
+    :raises ValidationError: ``name`` is neither declared nor stored (a misspelling).
+    """
+    return outputs_of(runs, name, relation)
 
 
-def has_values(runs: pd.DataFrame, name: str) -> bool:
-    """True when some run has a value for output ``name``."""
-    values = column(runs, name)
+def has_values(runs: pd.DataFrame, name: str, outputs: Mapping[str, Output] | None = None) -> bool:
+    """True when some run has a value for output ``name`` (``outputs``: the declarations
+    to check the name against; default those of the loaded plugins)."""
+    values = outputs_of(runs, name, outputs=outputs)
     return bool(values.map(lambda v: v is not None and not (isinstance(v, float) and v != v)).any())
 
 

@@ -52,6 +52,8 @@ UNIT_SHORT = {"none": "", "distortion": "", "probability": "", "count": "", "sec
 #: ``higher`` = a higher value is more private (attacker error), ``neutral`` = neither
 #: (distortion, runtime, support sizes: costs and descriptions, not privacy)
 DIRECTIONS = frozenset({"lower", "higher", "neutral"})
+#: how a related output stands to the output it names in ``of`` (see :class:`Output`)
+RELATIONS = ("interval", "prior", "error")
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,13 @@ class Output:
         measured within the budget (no interpolation it cannot justify).
     :param label: what a person reads on figures and tables ("I(A; B̂)", "LIP ε"); the
         name when empty. :attr:`display` adds the unit ("I(A; B̂) [bits]").
+    :param of: the output this one is about, with ``relation``: a related output names its
+        parent (``Output("mi_bits_ci95", ..., of="mi_bits", relation="interval")``), so
+        readers find an interval, a prior or an error by declaration, never by a name
+        pattern (:func:`privbench.protocol.outputs.outputs_of`).
+    :param relation: one of :data:`RELATIONS` when ``of`` is set: ``interval`` (a
+        ``[lo, hi]`` pair around the parent), ``prior`` (the parent's value with no
+        mechanism), ``error`` (why the parent could not be measured).
     """
 
     name: str
@@ -80,6 +89,8 @@ class Output:
     citation: str = ""
     convex: bool = False
     label: str = ""
+    of: str = ""
+    relation: str = ""
 
     @property
     def display(self) -> str:
@@ -95,6 +106,12 @@ class Output:
         if self.direction not in DIRECTIONS:
             raise ValueError(f"output {self.name!r}: direction must be one of "
                              f"{sorted(DIRECTIONS)}; got {self.direction!r}")
+        if bool(self.of) != bool(self.relation) or (self.relation and self.relation not in RELATIONS):
+            raise ValueError(f"output {self.name!r}: a related output declares both of= (the "
+                             f"output it is about) and relation= (one of {list(RELATIONS)}); "
+                             f"got of={self.of!r}, relation={self.relation!r}")
+        if self.of == self.name:
+            raise ValueError(f"output {self.name!r}: an output cannot be related to itself")
 
     @property
     def is_privacy(self) -> bool:
@@ -111,6 +128,19 @@ RUNNER_OUTPUTS: tuple[Output, ...] = (
     Output("runtime_s", "seconds", "neutral", "time of the timed solve (median over repeats)", label="runtime"),
     Output("prepare_s", "seconds", "neutral", "untimed preparation before the solve", label="preparation time"),
     Output("peak_mem_mb", "megabytes", "neutral", "peak memory of the solve", label="peak memory"),
+)
+
+#: what a mechanism's certificate (:class:`privbench.protocol.certificate.Certificate`) adds
+#: to its run: a mechanism states them, no metric computes them
+CERTIFICATE_OUTPUTS: tuple[Output, ...] = (
+    Output("gap_bits", "bits", "neutral", "certified distance of I(A; B̂) to the optimum "
+           "(upper minus lower bound)", label="certified gap"),
+    Output("objective_bits", "bits", "neutral", "the solver's I(A; B̂) of its mapping"),
+    Output("lower_bits", "bits", "neutral", "the solver's lower bound on the optimum"),
+    Output("stop_reason", "none", "neutral", "why the solver stopped"),
+    Output("trace", "none", "neutral", "[[seconds, upper_bits, lower_bits], ...] while solving"),
+    Output("converged", "none", "neutral", "True when the solver met its tolerance"),
+    Output("certified_delta", "distortion", "neutral", "the budget the certificate is for"),
 )
 
 

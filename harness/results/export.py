@@ -3,8 +3,9 @@
 A spreadsheet or a DataFrame wants one value per cell, so the nested parts of a run
 record become columns: one per mechanism parameter (``param.tol``), per data-set
 parameter (``dataset_param.top_k``), per declared output any run has (``mi_bits``,
-``maximal_leakage``, ... with ``<output>_ci95_lo`` / ``_hi`` where a bootstrap interval
-is stored) and per provenance entry (``provenance.git_commit``,
+``maximal_leakage``, ... with ``<interval>_lo`` / ``_hi`` where an output's declared
+interval is stored: ``mi_bits_ci95_lo``, since the bootstrap declares ``mi_bits_ci95`` as
+``mi_bits``'s interval) and per provenance entry (``provenance.git_commit``,
 ``provenance.packages.numpy``). What no declaration names stays, as JSON, in
 ``metrics_other``; nothing is lost.
 """
@@ -20,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from privbench.protocol.metric import Output
+from privbench.protocol.outputs import Declared
 from privbench.protocol.record import JSON_FIELDS, RECORD_FIELDS, RECORD_SCHEMA
 
 __all__ = ["export_frame"]
@@ -30,7 +32,12 @@ INTEGER_FIELDS = tuple(name for name, decl in RECORD_SCHEMA if decl.startswith("
 REAL_FIELDS = tuple(name for name, decl in RECORD_SCHEMA if decl.startswith("REAL"))
 #: the store's own columns, first in the export
 STORE_FIELDS = ("id", "run_key", "sweep_id", "created_at")
-CI_SUFFIX = "_ci95"
+
+
+def _intervals(outputs: Mapping[str, Output]) -> dict[str, str]:
+    """Each declared interval's name -> the output it is the interval of."""
+    table = outputs if isinstance(outputs, Declared) else Declared(outputs.values())
+    return {rel.name: of for of, rel in table.relations("interval").items()}
 
 
 def _cell(value: Any) -> Any:
@@ -94,15 +101,15 @@ def _row(record: Mapping[str, Any], outputs: Mapping[str, Output]) -> dict[str, 
     row.update(_flatten(record.get("params") or {}, "param"))
     row.update(_flatten(record.get("dataset_params") or {}, "dataset_param"))
     metrics = dict(record.get("metrics") or {})
-    # every stored interval ``<output>_ci95 = [lo, hi]`` becomes two numeric columns, also
-    # when the interval is itself declared (the bootstrap metric declares them)
-    for key in [k for k in metrics if k.endswith(CI_SUFFIX)]:
+    # every stored declared interval ``[lo, hi]`` becomes two numeric columns
+    intervals = _intervals(outputs)
+    for key in [k for k in metrics if k in intervals]:
         ci = _interval(metrics[key])
         if ci is not None:
             metrics.pop(key)
             row[f"{key}_lo"], row[f"{key}_hi"] = ci
     for name in outputs:
-        if name.endswith(CI_SUFFIX):
+        if name in intervals:
             continue  # split above (or absent)
         if row.get(name) is None and name in metrics:
             row[name] = _cell(metrics.pop(name))
@@ -136,6 +143,8 @@ def export_frame(runs: pd.DataFrame, outputs: Mapping[str, Output]) -> pd.DataFr
 
 def _order(columns: list[str], outputs: Mapping[str, Output]) -> list[str]:
     """Store and record fields, parameters, declared outputs, the rest, provenance."""
+    intervals = _intervals(outputs)
+
     def rank(col: str) -> tuple[int, int, str]:
         if col in STORE_FIELDS:
             return (0, STORE_FIELDS.index(col), col)
@@ -145,12 +154,11 @@ def _order(columns: list[str], outputs: Mapping[str, Output]) -> list[str]:
             return (2, 0, col)
         if col.startswith("dataset_param."):
             return (3, 0, col)
-        base = col.removesuffix(f"{CI_SUFFIX}_lo").removesuffix(f"{CI_SUFFIX}_hi")
-        within = "0" if base == col else ("1" if col.endswith("_lo") else "2")  # lo, hi
+        split = col.endswith(("_lo", "_hi")) and col[:-3] in intervals
+        base = intervals[col[:-3]] if split else col
+        within = "0" if not split else ("1" if col.endswith("_lo") else "2")  # lo, hi
         if base in outputs:
             return (4, list(outputs).index(base), within)
-        if base != col:  # an interval of an output no declaration names: after them
-            return (4, len(outputs), base + within)
         if col.startswith("provenance."):
             return (6, 0, col)
         return (5, 0, col)

@@ -137,11 +137,13 @@ def collapse_replicates(runs: pd.DataFrame, outputs: list[str]) -> pd.DataFrame:
 
     Pareto curves drawn from the collapsed rows follow the mean, not the luckiest seed.
     """
+    from privbench.protocol.outputs import declared
     from privbench.results.verdicts import is_noise
     from privbench.results.views import output_values
 
     if runs.empty:
         return runs.assign(replicates=pd.Series(dtype=int))
+    intervals = {rel.name for rel in declared().relations("interval").values()}
     df = runs.copy()
     df["instance"] = df["instance"].map(replicate_group)
     names = list(dict.fromkeys(["distortion", *outputs]))
@@ -165,7 +167,7 @@ def collapse_replicates(runs: pd.DataFrame, outputs: list[str]) -> pd.DataFrame:
         if len(g) > 1 and not all(is_noise(first[f"{n}_sd"], first.get(n, metrics.get(n)))
                                   for n in names):
             metrics.pop("bootstrap", None)  # a mean of different runs has no draws of its own
-            for key in [k for k in metrics if k.endswith("_ci95")]:
+            for key in [k for k in metrics if k in intervals]:
                 del metrics[key]
         first["metrics"] = metrics
         rows.append(first)

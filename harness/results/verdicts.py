@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from privbench.protocol.outputs import outputs_of
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -184,7 +186,7 @@ def certified_gap(runs: pd.DataFrame, label: str) -> float | None:
     gaps = pd.to_numeric(mine["gap_bits"], errors="coerce") if "gap_bits" in mine else None
     if mine.empty or gaps is None or gaps.isna().any():
         return None
-    if mine["metrics"].map(lambda m: isinstance(m, dict) and m.get("converged") is False).any():
+    if outputs_of(mine, "converged").map(lambda v: v is False).any():
         return None
     return float(gaps.max())
 

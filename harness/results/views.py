@@ -8,15 +8,14 @@ parameters the user gave, e.g. ``sppm[L=100]``, which names a curve) and ``insta
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from privbench.protocol.errors import ValidationError, did_you_mean
 from privbench.protocol.metric import LEAKAGE_OUTPUT, Output
+from privbench.protocol.outputs import Declared, outputs_of
 from privbench.protocol.plugin import format_label
 from privbench.results.pareto import Curve
 from privbench.results.store import open_existing
@@ -44,30 +43,12 @@ def load_runs(db_path: str | Path) -> pd.DataFrame:
     return df
 
 
-def _number(value: Any) -> float:
-    """A stored value as a float (inf kept, stored as JSON ``Infinity``); NaN otherwise."""
-    if isinstance(value, bool) or value is None:
-        return math.nan
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return math.nan
-    return math.nan
-
-
-def output_values(df: pd.DataFrame, name: str) -> pd.Series:
-    """The values of output ``name``, one float per run: the record's own column where it
-    has one, else the value stored under ``metrics``; NaN where the run lacks it."""
+def output_values(df: pd.DataFrame, name: str, relation: str | None = None) -> pd.Series:
+    """The values of output ``name`` (or of its declared ``relation``), one float per run,
+    NaN where a run lacks it: :func:`privbench.protocol.outputs.outputs_of` (numeric)."""
     if df.empty:
         return pd.Series(dtype=float, index=df.index)
-    nested = df["metrics"].map(lambda m: _number(m.get(name)) if isinstance(m, dict) else math.nan)
-    if name in df.columns:
-        own = pd.to_numeric(df[name], errors="coerce")
-        return own.where(own.notna(), nested).astype(float)
-    return nested.astype(float)
+    return outputs_of(df, name, relation, numeric=True)
 
 
 def resolve_output(name: str, outputs: Mapping[str, Output]) -> Output:
@@ -75,11 +56,7 @@ def resolve_output(name: str, outputs: Mapping[str, Output]) -> Output:
 
     :raises ValidationError: naming the declared outputs when ``name`` is none of them.
     """
-    if name not in outputs:
-        raise ValidationError(f"unknown output {name!r}{did_you_mean(name, outputs)}; "
-                              f"declared outputs: "
-                              f"{', '.join(sorted(outputs)) or '(none)'}")
-    return outputs[name]
+    return (outputs if isinstance(outputs, Declared) else Declared(outputs.values())).resolve(name)
 
 
 def curves_of(df: pd.DataFrame, out: Output = LEAKAGE_OUTPUT) -> dict[str, Curve]:
@@ -101,12 +78,15 @@ def excess_at(df: pd.DataFrame, label: str, delta: float) -> dict[str, float] | 
     the optimum at its own distortion (``min``/``max`` bits), the interval on that optimum
     (``lower``/``upper``) and the distortion; None when the run has no certificate."""
     rows = df[(df["label"] == label) & (df["status"] == "ok") & (df["delta"] == delta)]
-    for _, row in rows.iterrows():
-        m = row["metrics"] if isinstance(row["metrics"], dict) else {}
-        if m.get("excess_mi_bits_max") is not None and m.get("excess_mi_bits_min") is not None:
-            return {"min": float(m["excess_mi_bits_min"]), "max": float(m["excess_mi_bits_max"]),
-                    "lower": float(m["optimum_lower_bits"]), "upper": float(m["optimum_upper_bits"]),
-                    "distortion": float(row["distortion"])}
+    if rows.empty:
+        return None
+    read = {key: outputs_of(rows, name, numeric=True) for key, name in (
+        ("min", "excess_mi_bits_min"), ("max", "excess_mi_bits_max"),
+        ("lower", "optimum_lower_bits"), ("upper", "optimum_upper_bits"))}
+    for idx in rows.index:
+        if not (pd.isna(read["min"][idx]) or pd.isna(read["max"][idx])):
+            return {**{key: float(values[idx]) for key, values in read.items()},
+                    "distortion": float(rows.at[idx, "distortion"])}
     return None
 
 

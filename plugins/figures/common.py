@@ -112,10 +112,6 @@ def distinct_styles(labels: list[str]) -> bool:
     return len(set(looks)) == len(looks)
 
 
-def metric(df: pd.DataFrame, key: str) -> pd.Series:
-    return df["metrics"].map(lambda m: (m or {}).get(key))
-
-
 def pick_budgets(deltas: list[float], count: int = 3) -> list[float]:
     """Small, middle and large budgets among the stored ones (0 left out when possible)."""
     d = sorted(set(float(x) for x in deltas))
@@ -158,14 +154,16 @@ def optimum_band(df: pd.DataFrame, points: int = 200, log: bool = False
     spaced for the axis it is drawn on: geometric from the least positive distortion when
     ``log`` (D = 0 has no place on a log axis; a linear grid would leave the first decades
     with no sample and draw the band flat across them)."""
+    import pandas as pd
+
+    from privbench.protocol.figure import column
     from privbench.protocol.optimum import Bound, interval
 
-    certs = []
-    for _, row in df.iterrows():
-        m = row["metrics"] if isinstance(row["metrics"], dict) else {}
-        if m.get("optimum_lower_bits") is not None and m.get("optimum_upper_bits") is not None:
-            certs.append(Bound(float(row["distortion"]), float(m["optimum_lower_bits"]),
-                                     float(m["optimum_upper_bits"])))
+    lower = pd.to_numeric(column(df, "optimum_lower_bits"), errors="coerce")
+    upper = pd.to_numeric(column(df, "optimum_upper_bits"), errors="coerce")
+    certs = [Bound(float(d), float(lo), float(hi))
+             for d, lo, hi in zip(df["distortion"], lower, upper, strict=True)
+             if not (math.isnan(lo) or math.isnan(hi))]
     if len({c.distortion for c in certs}) < 2:
         return None
     known = np.array(sorted({c.distortion for c in certs}))
@@ -190,13 +188,6 @@ def run_key(row: Any) -> str:
     return str(key) if key else f"{row['label']} Δ={row['delta']:g}"
 
 
-def _ci(m: Any, name: str) -> tuple[float, float] | None:
-    ci = m.get(f"{name}_ci95") if isinstance(m, dict) else None
-    if isinstance(ci, list | tuple) and len(ci) == 2 and all(v is not None for v in ci):
-        return float(ci[0]), float(ci[1])
-    return None
-
-
 def _spread(values: pd.Series) -> float:
     """The sample sd of replicates; NaN (no error bar) when any is inf or NaN: inf - inf has
     no spread to draw (and numpy warned "invalid value" 23-32 times per report)."""
@@ -206,12 +197,14 @@ def _spread(values: pd.Series) -> float:
 
 def aggregate(runs: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     """One point per (label, Δ): the mean over replicates (runs that differ only by seed)
-    with ± one standard deviation as the interval, or a single run's ``<output>_ci95``
-    (under metrics) as the interval where it has one. Columns: label, delta, x, y, x_low,
-    x_high, y_low, y_high (NaN without an interval), n (replicates) and text (hover)."""
+    with ± one standard deviation as the interval, or a single run's declared interval
+    (``relation="interval"``, e.g. the bootstrap's ``mi_bits_ci95``) where it has one.
+    Columns: label, delta, x, y, x_low, x_high, y_low, y_high (NaN without an interval),
+    n (replicates) and text (hover)."""
     import pandas as pd
 
     from privbench.protocol.figure import column
+    from privbench.protocol.outputs import interval_of
 
     frame = runs.assign(_x=pd.to_numeric(column(runs, x), errors="coerce"),
                         _y=pd.to_numeric(column(runs, y), errors="coerce")).dropna(subset=["_x", "_y"])
@@ -227,9 +220,8 @@ def aggregate(runs: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
             text = f"{label} Δ={delta:g}: mean ± sd of {len(g)} replicates ({', '.join(keys[:3])}" \
                    + (", ..." if len(keys) > 3 else "") + ")"
         else:
-            m = g["metrics"].iloc[0] if "metrics" in g else None
             for axis, name in (("x", x), ("y", y)):
-                ci = _ci(m, name)
+                ci = interval_of(g, name).iloc[0]  # the output's declared interval
                 if ci is not None:
                     point[f"{axis}_low"], point[f"{axis}_high"] = ci
             text = keys[0]

@@ -65,7 +65,7 @@ class PrivacyDistortion(pb.Figure):
         return [{"output": name, "unit": out.unit, "direction": out.direction,
                  "about": out.description, "label": out.display}
                 for name, out in outputs.items()
-                if out.is_privacy and has_values(runs, name) and _varies(runs, name)]
+                if out.is_privacy and has_values(runs, name, outputs) and _varies(runs, name)]
 
     def plot(self, runs: pd.DataFrame, output: str = CERTIFIED_OUTPUT, **_: Any
              ) -> list[dict[str, Any]]:
@@ -95,7 +95,7 @@ class PrivacyDistortion(pb.Figure):
                 traces.append({"kind": "band", "x": grid.tolist(), "y": upper.tolist(),
                                "y_low": lower.tolist(), "y_high": upper.tolist(),
                                "label": "optimum I*(D), certified band", "color": "#000000"})
-        prior = pd.to_numeric(column(runs, f"prior_{output}"), errors="coerce").dropna()
+        prior = pd.to_numeric(column(runs, output, "prior"), errors="coerce").dropna()
         if not prior.empty:
             traces.append({"kind": "hline", "x": [], "y": [float(prior.iloc[0])],
                            "label": "no mapping (prior)", "color": "#888888", "dash": "dot"})

@@ -255,8 +255,10 @@ def classifier_outputs(p: str, who: str) -> tuple[pb.Output, ...]:
                   f"accuracy of the {who} adversary on held-out users' released records",
                   label=f"{who} accuracy, held-out"),
         pb.Output(f"{p}_holdout_records", "count", "neutral", "held-out records the adversary was tested on"),
-        pb.Output(f"{p}_error", "none", "neutral", "why the attack could not run"),
-        pb.Output(f"{p}_holdout_error", "none", "neutral", "why the held-out attack could not run"),
+        pb.Output(f"{p}_error", "none", "neutral", "why the attack could not run",
+                  of=f"{p}_auc", relation="error"),
+        pb.Output(f"{p}_holdout_error", "none", "neutral", "why the held-out attack could not run",
+                  of=f"{p}_holdout_auc", relation="error"),
     )
 
 

@@ -347,7 +347,7 @@ def _declared() -> tuple[pb.Output, ...]:
              *NOTION_OUTPUTS]
     return (*(pb.Output(f"{o.name}_ci95", o.unit, "neutral",
                         f"95 % bootstrap interval [lo, hi] of {o.name} over resampled users",
-                        CITATION) for o in bases),
+                        CITATION, of=o.name, relation="interval") for o in bases),
             pb.Output("bootstrap", "none", "neutral",
                       "per-resample values, draws key and estimates (paired comparisons)",
                       CITATION))

@@ -22,7 +22,7 @@ class PriorLeakage(pb.Metric):
     description = "I(A; B) in bits, the leakage without any mechanism"
     needs = frozenset({"problem"})
     outputs = (pb.Output("prior_mi_bits", "bits", "lower", "I(A; B), the leakage with no mechanism",
-                         "Shannon 1948", label="I(A; B)"),)
+                         "Shannon 1948", label="I(A; B)", of="mi_bits", relation="prior"),)
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         return {"prior_mi_bits": problem.prior_mi_bits}

@@ -72,11 +72,13 @@ class HoldoutLeakage(pb.Metric):
         pb.Output("holdout_mi_gap_bits", "bits", "lower", "held-out minus design I(A; B̂)",
                   label="held-out − design I(A; B̂)"),
         pb.Output("holdout_distortion", "distortion", "neutral", "E[d(B, B̂)] on held-out users"),
-        pb.Output("holdout_prior_mi_bits", "bits", "neutral", "I(A; B) of the held-out users"),
+        pb.Output("holdout_prior_mi_bits", "bits", "neutral", "I(A; B) of the held-out users",
+                  of="holdout_mi_bits", relation="prior"),
         pb.Output("holdout_users", "count", "neutral", "held-out users"),
         pb.Output("holdout_outside", "count", "neutral", "held-out users outside the design alphabet"),
         pb.Output("design_users", "count", "neutral", "users the mapping was designed on"),
-        pb.Output("holdout_error", "none", "neutral", "why the held-out metrics could not run"),
+        pb.Output("holdout_error", "none", "neutral", "why the held-out metrics could not run",
+                  of="holdout_mi_bits", relation="error"),
     )
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import privbench as pb
-from privbench.plugins.figures.common import informative_budgets, metric
+from privbench.plugins.figures.common import informative_budgets
+from privbench.protocol.figure import column
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,8 +45,8 @@ def tradeoff_summary(ok: pd.DataFrame) -> Table | None:
     deltas = sorted(float(d) for d in ok["delta"].unique())
     rank_at = deltas[len(deltas) // 2]
     budgets = sorted(set(informative_budgets(ok)) | {rank_at})
-    stopped = {label for label, m in zip(ok["label"], ok["metrics"], strict=True)
-               if isinstance(m, dict) and m.get("converged") is False}
+    stopped = {label for label, flag in zip(ok["label"], column(ok, "converged"), strict=True)
+               if flag is False}
     ref = pb.pick_reference([c for c in curves if c not in stopped] or list(curves))
     rows = pb.rank_rows(pb.summarise(curves, targets=targets, budgets=budgets, reference=ref),
                         rank_at)
@@ -71,7 +72,7 @@ def tradeoff_summary(ok: pd.DataFrame) -> Table | None:
 
 def feature_leakage(ok: pd.DataFrame) -> Table | None:
     """SPPM Table 1: I(A; F) per public feature before and after, at the middle budget."""
-    rows = ok.assign(fmi=metric(ok, "feature_mi"))
+    rows = ok.assign(fmi=column(ok, "feature_mi"))
     rows = rows[rows["fmi"].map(lambda v: bool(v))]
     if rows.empty or len(next(iter(rows["fmi"]))) < 2:
         return None
@@ -93,7 +94,7 @@ def recommendation_rmse(ok: pd.DataFrame) -> Table | None:
     """The quantized-mapping paper's Table I: RMSE of recommendations per test set."""
     import pandas as pd
 
-    rows = ok.assign(r1=metric(ok, "rmse_original"), r2=metric(ok, "rmse_released"))
+    rows = ok.assign(r1=column(ok, "rmse_original"), r2=column(ok, "rmse_released"))
     rows = rows[rows["r1"].notna()]
     if rows.empty:
         return None
