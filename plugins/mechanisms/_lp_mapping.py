@@ -301,6 +301,7 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
         stats = {"lp_objective": out.objective, "lp_bound": out.bound, "lp_gap": out.gap,
                  "lp_solver": "colgen", "lp_rows": out.rows, "lp_cols": out.columns,
                  "lp_rounds": out.rounds, "converged": out.converged,
+                 "lp_private_phase": out.private,
                  "time_pricing_s": out.time_pricing_s, "time_lp_s": out.time_lp_s,
                  "budget_theta": theta}
         stats.update(self.measures(problem, data, X))

@@ -50,7 +50,7 @@ class MapOptimal(LPMappingMechanism):
     def sparse_lp(self, data: Problem, delta: float) -> SparseLP:
         """t_i >= p(a, b̂_i); V >= max_a p(a) (the blind guess) bounds it below."""
         return SparseLP([Family(data.joint, -np.inf, 0.0, epigraph=True)], "epigraph", delta,
-                        floor=float(data.joint.sum(axis=1).max()))
+                        floor=float(data.joint.sum(axis=1).max()), private_floor=True)
 
     def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
                  ) -> dict[str, Any]:

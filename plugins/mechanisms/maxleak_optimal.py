@@ -58,7 +58,7 @@ class MaxLeakOptimal(LPMappingMechanism):
     def sparse_lp(self, data: Problem, delta: float) -> SparseLP:
         """t_i >= W(i|a) = Σ_j p(b_j|a) X[i, j]; Σ_i max_a W(i|a) >= 1 bounds it below."""
         return SparseLP([Family(data.cond, -np.inf, 0.0, epigraph=True)], "epigraph", delta,
-                        floor=1.0)
+                        floor=1.0, private_floor=True)
 
     def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
                  ) -> dict[str, Any]:

@@ -27,7 +27,7 @@ import numpy as np
 
 import privbench as pb
 
-from ._lp_colgen import Family, Problem, SparseLP
+from ._lp_colgen import Problem, SparseLP, private_lp
 from ._lp_mapping import LPMappingMechanism, MappingLP
 
 
@@ -63,9 +63,7 @@ class PerfectPrivacy(LPMappingMechanism):
 
     def sparse_lp(self, data: Problem, delta: float) -> SparseLP:
         """W(b̂|a) = W(b̂|a_0) for every output (all of them: the master keeps its rows)."""
-        cond = data.cond
-        families = [Family(cond[1:] - cond[0], 0.0, 0.0)] if cond.shape[0] > 1 else []
-        return SparseLP(families, "distortion", floor=data.least_distortion())
+        return private_lp(data)
 
     def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
                  ) -> dict[str, Any]:
