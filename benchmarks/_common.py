@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 import privbench as pb
-from privbench.protocol.clock import cpu_seconds
+from privbench._plumbing.clock import cpu_seconds
 
 #: SPPM is run with a fixed iteration budget, so a tracked gap measures what a fixed
 #: amount of work certifies (and CI stays fast)
@@ -189,7 +189,7 @@ def seconds_per_solve(mech: pb.Mechanism, case: Case) -> float:
     """CPU seconds per ``mech.run`` (prepared and warmed up in setup): the fastest of
     SAMPLES samples, each repeating the solve until it spans SAMPLE_SECONDS and at least
     MIN_SOLVES_PER_SAMPLE solves; GC off, as timeit. CPU time of the process (all threads)
-    and of the helper processes that solved for it (``privbench.protocol.clock``: the
+    and of the helper processes that solved for it (``privbench._plumbing.clock``: the
     OR-Tools worker), not wall time, which on this shared VM drifts by +-30% between two
     runs of identical code. The minimum of several samples is what ``timeit``
     recommends: noise only adds time.
@@ -268,7 +268,7 @@ print(json.dumps(measure_many([tuple(key) for key in json.loads(sys.argv[2])])))
 SOLVE_MECHANISMS = ["expmec", "optimal", "sppm-highs", "sppm-dual"]
 SOLVE_DATASETS = ["synthetic-m4", "synthetic-m6", "synthetic-m8", "census", "movielens"]
 #: SPPM's LP backends (glop and pdlp solve in an OR-Tools worker process, whose CPU time
-#: the worker reports with every reply: see ``privbench.protocol.clock``)
+#: the worker reports with every reply: see ``privbench._plumbing.clock``)
 LP_BACKENDS = ["mckp", "highs", "scipy", "cvxpy", "glop", "pdlp"]
 LP_DATASETS = ["synthetic-m6", "census"]
 #: the cache key under which ``TimedOnDataset.setup_cache`` stores the measured seconds

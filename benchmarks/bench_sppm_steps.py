@@ -4,7 +4,7 @@ Each step repairs the LP point into the budget, builds Q = p(a, b̂) and runs th
 line search: thousands of vector operations over the active pairs per solve. These
 calls regress silently when BLAS threading changes (a multi-threaded OpenBLAS waiting
 for cores costs milliseconds per call on a loaded machine; see
-``privbench.protocol.blas``), so the benchmark times wall seconds, not CPU seconds.
+``privbench._plumbing.blas``), so the benchmark times wall seconds, not CPU seconds.
 """
 
 from __future__ import annotations

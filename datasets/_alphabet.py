@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from privbench.measures.information import attribute_leakage_bits
 from privbench.protocol.errors import DataError, ValidationError
-from privbench.protocol.information import attribute_leakage_bits
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from privbench.protocol.env import env_flag
+from privbench._plumbing.env import env_flag
 from privbench.protocol.errors import DataError, ValidationError
 
 DATA_ENV = "PRIVBENCH_DATA_DIR"

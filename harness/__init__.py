@@ -15,7 +15,7 @@ import importlib.metadata as _md
 from privbench.api import get_dataset, get_lp_backend, get_mechanism, load_dataset
 from privbench.host.hookspecs import hookimpl, hookspec
 from privbench.host.manager import PluginHost, get_host
-from privbench.protocol import information as metrics
+from privbench.measures import information as metrics
 from privbench.protocol.certificate import Certificate
 from privbench.protocol.context import RunContext
 from privbench.protocol.dataset import DatasetAdapter

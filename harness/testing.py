@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from privbench.protocol import information as M
+from privbench.measures import information as M
 from privbench.protocol.context import RunContext
 from privbench.protocol.errors import PrivbenchError
 from privbench.protocol.mechanism import MAPPING, RECORDS, Mechanism, MechanismResult, validate_mapping

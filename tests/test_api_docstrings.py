@@ -1,5 +1,6 @@
 """The plugin author's API reference is the docstrings: every public class, method and
-function of ``privbench.protocol`` and of the top-level ``privbench`` API has one."""
+function of ``privbench.protocol``, of the exact measures (``privbench.measures``) and of the
+top-level ``privbench`` API has one."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import inspect
 import pkgutil
 
 import privbench as pb
+import privbench.measures
 import privbench.protocol
 
 
@@ -39,13 +41,14 @@ def _public(obj: object, where: str) -> list[tuple[str, object]]:
 
 
 def api_definitions() -> dict[str, object]:
-    """Every public definition of privbench.protocol's modules and of ``pb.__all__`` and the
-    lazily imported public names, by qualified name."""
+    """Every public definition of the modules of privbench.protocol and privbench.measures
+    and of ``pb.__all__`` and the lazily imported public names, by qualified name."""
     found: dict[str, object] = {}
-    for info in pkgutil.iter_modules(privbench.protocol.__path__):
-        if info.name.startswith("_"):
+    packages = (privbench.protocol, privbench.measures)
+    for info in [i for package in packages for i in pkgutil.iter_modules(package.__path__, package.__name__ + ".")]:
+        if info.name.rpartition(".")[2].startswith("_"):
             continue
-        module = importlib.import_module(f"privbench.protocol.{info.name}")
+        module = importlib.import_module(info.name)
         for name, obj in vars(module).items():
             if not name.startswith("_") and getattr(obj, "__module__", None) == module.__name__:
                 found.update(_public(obj, f"{module.__name__}.{name}"))

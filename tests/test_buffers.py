@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privbench.protocol.buffers import GrowingArrays
+from privbench._plumbing.buffers import GrowingArrays
 
 
 def test_appends_equal_concatenation_across_doublings() -> None:

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import privbench as pb
+from privbench.measures.information import mutual_information
 from privbench.protocol.certificate import CERTIFICATE_STATS, POSTERIOR_FLOOR, floored_posterior
-from privbench.protocol.information import mutual_information
 
 SOLVERS = {"sppm": {}, "smoothed_dual": {}, "mirror_descent": {}, "optimal": {}}
 #: how far above the true optimum cvxpy's repaired point may be (bits)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 import privbench as pb
-from privbench.protocol.information import mutual_information
+from privbench.measures.information import mutual_information
 
 #: how far above the true optimum the reference may be (Clarabel's accuracy here)
 REF_TOL = 1e-7

@@ -13,7 +13,7 @@ import privbench as pb
 from privbench.cli import main as cli_main
 from privbench.datasets import census
 from privbench.datasets._alphabet import map_accuracy
-from privbench.protocol.information import mutual_information_of_joint
+from privbench.measures.information import mutual_information_of_joint
 
 # age, workclass, fnlwgt, education, education-num, marital-status, occupation,
 # relationship, race, sex, capital-gain, capital-loss, hours-per-week, native-country, income

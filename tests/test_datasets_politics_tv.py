@@ -10,7 +10,7 @@ import pytest
 import privbench as pb
 from privbench.datasets import politics_tv as ptv
 from privbench.datasets._alphabet import map_accuracy
-from privbench.protocol.information import mutual_information_of_joint
+from privbench.measures.information import mutual_information_of_joint
 
 #: tolerances of the calibration tests (see test docstrings)
 MI_TOL_ONE_SEED = 0.04  # ~2 standard deviations of one data set's plug-in I (0.018 bits)

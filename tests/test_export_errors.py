@@ -16,7 +16,7 @@ def test_an_export_to_a_full_disk_is_exit_3(tmp_path, capsys, monkeypatch) -> No
     db = tmp_path / "r.sqlite"
     assert main(["run", "-m", "identity", "-d", "synthetic:m=2", "--delta", "1", "--db", str(db)]) == 0
     full = tmp_path / "full.csv"
-    from privbench.protocol import outdir
+    from privbench._plumbing import outdir
 
     # the export's temporary file is /dev/full: every write is ENOSPC (a symlink to it is
     # refused now: privbench never writes through a link, tests/test_outdir_ownership.py)

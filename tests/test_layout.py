@@ -45,22 +45,24 @@ def test_the_checker_sees_a_plugin_reaching_into_sppm() -> None:
 
 
 def test_the_checker_fails_a_plugin_importing_the_results_layer(tmp_path) -> None:
-    """plugins/ and datasets/ may import privbench and privbench.protocol, nothing else."""
+    """plugins/ and datasets/ may import privbench, its protocol, measures and plumbing, nothing
+    else."""
     tool = _tool()
     for folder in ("harness/protocol", "harness/results", "plugins/metrics", "datasets"):
         (tmp_path / folder).mkdir(parents=True)
         (tmp_path / folder / "__init__.py").write_text("")
     (tmp_path / "harness/results/views.py").write_text("import privbench.protocol\n")
     (tmp_path / "plugins/metrics/good.py").write_text(
-        "import privbench as pb\nfrom privbench import load_runs\nfrom privbench.protocol import x\n")
+        "import privbench as pb\nfrom privbench import load_runs\nfrom privbench.protocol import x\n"
+        "from privbench.measures import notions\n")
     (tmp_path / "plugins/metrics/bad.py").write_text("from privbench.results.views import load_runs\n")
     (tmp_path / "datasets/bad.py").write_text("import privbench.results\n")
     found, _, _ = tool.problems(tmp_path)
     assert sorted(found) == [
         "plugin import: datasets/bad.py imports privbench.results (plugins and data sets "
-        "import only privbench and privbench.protocol)",
+        "import only privbench, its protocol, measures and plumbing)",
         "plugin import: plugins/metrics/bad.py imports privbench.results.views (plugins and data "
-        "sets import only privbench and privbench.protocol)",
+        "sets import only privbench, its protocol, measures and plumbing)",
     ]
 
 

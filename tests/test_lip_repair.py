@@ -15,9 +15,9 @@ import pytest
 import scipy.sparse as sp
 
 import privbench as pb
+from privbench.measures import notions
 from privbench.plugins.mechanisms import lip_optimal as lip
 from privbench.plugins.mechanisms._pp_pieces import pieces, private_mixer
-from privbench.protocol import notions
 
 PROMISE = 1e-9  # the runner's relative tolerance (absolute below 1)
 

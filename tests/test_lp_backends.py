@@ -207,8 +207,8 @@ def test_ortools_worker_is_reused_between_solves_and_its_cpu_time_counted() -> N
     next start() takes it, across backend instances; each reply adds the worker's CPU
     time to the process's clock (what the solve-time benchmarks read)."""
     pytest.importorskip("ortools")
+    from privbench._plumbing import clock
     from privbench.plugins.lp import ortools
-    from privbench.protocol import clock
 
     first = pb.get_lp_backend("glop")
     assert _tiny_master(first).objective == pytest.approx(0.0, abs=1e-9)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import privbench as pb
-from privbench.protocol.information import expected_distortion, mutual_information
+from privbench.measures.information import expected_distortion, mutual_information
 from privbench.testing import check_mechanism
 
 cp = pytest.importorskip("cvxpy")

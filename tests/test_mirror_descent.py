@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import privbench as pb
+from privbench.measures.optimum import decoder_lower_bound
 from privbench.plugins.mechanisms.mirror_descent import MirrorDescent
-from privbench.protocol.optimum import decoder_lower_bound
 from privbench.testing import check_mechanism
 
 TOL = 1e-3

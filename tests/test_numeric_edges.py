@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from privbench.cli import main
+from privbench.measures.notions import JOINT_NOTIONS
 from privbench.protocol.errors import ValidationError
-from privbench.protocol.notions import JOINT_NOTIONS
 from privbench.running.specs import RunSpec
 
 FAST = ("--no-metric", "optimum", "--no-metric", "mapping_behaviour")

@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import minimize
 
 import privbench as pb
-from privbench.protocol.information import expected_distortion, mutual_information, mutual_information_of_joint
+from privbench.measures.information import expected_distortion, mutual_information, mutual_information_of_joint
 
 pytest.importorskip("cvxpy")
 

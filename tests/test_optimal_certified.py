@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import privbench as pb
-from privbench.protocol.information import expected_distortion, mutual_information
+from privbench.measures.information import expected_distortion, mutual_information
 
 pytest.importorskip("cvxpy")
 pytestmark = pytest.mark.slow  # ~20 solves of n = 64, 4-9 s

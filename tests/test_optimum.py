@@ -13,9 +13,9 @@ import pytest
 
 import privbench as pb
 from privbench.cli import main
+from privbench.measures.optimum import Bound, anchors, decoder_lower_bound, interval
 from privbench.plugins.metrics import _optimum_cache as optimum_cache
 from privbench.plugins.metrics.optimum import OptimumGap, OptimumGapLarge
-from privbench.protocol.optimum import Bound, anchors, decoder_lower_bound, interval
 
 pytest.importorskip("cvxpy")
 

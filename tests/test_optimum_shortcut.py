@@ -14,9 +14,9 @@ import pytest
 import scipy.sparse as sparse
 
 import privbench as pb
+from privbench.measures.optimum import Bound, interval
 from privbench.plugins.metrics import _optimum_cache as optimum_cache
 from privbench.plugins.metrics.optimum import OptimumGap, choose_certifier
-from privbench.protocol.optimum import Bound, interval
 
 pytest.importorskip("cvxpy")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from privbench._plumbing.outdir import MANIFEST, OutputFolder
 from privbench.cli import main
-from privbench.protocol.outdir import MANIFEST, OutputFolder
 
 pytest.importorskip("plotly")
 pytest.importorskip("jinja2")

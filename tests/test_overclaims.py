@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 import privbench as pb
+from privbench.measures.information import mutual_information
 from privbench.plugins.mechanisms.smoothed_dual import SmoothedDual
 from privbench.protocol.feasibility import row_budget_costs
-from privbench.protocol.information import mutual_information
 
 #: the exact optimum (cvxpy, Clarabel) is accurate to about this (bits)
 OPT_TOL = 1e-6

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 import privbench as pb
 from privbench import metrics as M
-from privbench.protocol import notions as N
+from privbench.measures import notions as N
 
 HAMMING2 = np.array([[0.0, 1.0], [1.0, 0.0]])
 

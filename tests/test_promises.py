@@ -13,8 +13,8 @@ import pytest
 
 import privbench as pb
 from privbench.cli import main
-from privbench.protocol import notions
-from privbench.protocol.promises import PROMISE_TOL, kept
+from privbench.measures import notions
+from privbench.measures.promises import PROMISE_TOL, kept
 
 FAST = ("--no-metric", "optimum", "--no-metric", "mapping_behaviour")
 
@@ -110,7 +110,7 @@ def _line_of_six() -> pb.PrivacyProblem:
 
 
 def test_k_anonymity_is_measured_on_the_mappings_cells() -> None:
-    from privbench.protocol.promises import broken_promises
+    from privbench.measures.promises import broken_promises
 
     problem = _line_of_six()
     mech = pb.get_mechanism("mondrian", k=3)
@@ -133,6 +133,6 @@ def test_k_anonymity_is_measured_on_the_mappings_cells() -> None:
     assert promised == {"smallest_cell_mass": 0.3}
     assert not broken_promises(promised, bare, res.mapping, {})[1]
     # a cell with no user at all (a profile nobody has, an output nothing reaches) is no cell
-    from privbench.protocol.promises import _cell_sizes
+    from privbench.measures.promises import _cell_sizes
 
     assert _cell_sizes(np.array([0.0, 2.0, 3.0]), np.eye(3)) == 2.0

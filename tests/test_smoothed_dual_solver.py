@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import privbench as pb
+from privbench.measures.information import expected_distortion, mutual_information
 from privbench.plugins.mechanisms.smoothed_dual import SmoothedDual
 from privbench.protocol.feasibility import row_budget_costs
-from privbench.protocol.information import expected_distortion, mutual_information
 from privbench.testing import check_mechanism
 
 #: the exact optimum (cvxpy, Clarabel) is itself accurate to about this (bits)

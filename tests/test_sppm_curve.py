@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import privbench as pb
+from privbench.measures.information import mutual_information
 from privbench.plugins.mechanisms._sppm import modes, working_set
-from privbench.protocol.information import mutual_information
 
 #: the relative budgets of the curve, Δ / d_const
 CURVE = (1e-4, 1e-3, 0.01, 0.03, 0.1, 0.3, 0.6)

@@ -9,8 +9,8 @@ import pytest
 import scipy.optimize as so
 
 import privbench as pb
+from privbench.measures.information import mutual_information
 from privbench.plugins.mechanisms._sppm.dual_mode import RestrictedDual
-from privbench.protocol.information import mutual_information
 
 from .test_sppm import OPT_TOL, check_mapping, perfect_privacy_budget
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import privbench as pb
-from privbench.protocol.information import expected_distortion, mutual_information
+from privbench.measures.information import expected_distortion, mutual_information
 
 pytest.importorskip("highspy")
 

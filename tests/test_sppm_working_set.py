@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import privbench as pb
+from privbench.measures.information import mutual_information
 from privbench.plugins.mechanisms._sppm import line_pricing, working_set
 from privbench.plugins.mechanisms._sppm.leakage import leakage_nats, output_joint
-from privbench.protocol.information import mutual_information
 
 #: the optimum's solver tolerance (bits)
 OPT_TOL = 1e-6

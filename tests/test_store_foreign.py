@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from privbench._plumbing.env import env_flag
 from privbench.cli import main
-from privbench.protocol.env import env_flag
 from privbench.protocol.errors import ValidationError
 
 RUN = ["run", "-m", "identity", "-d", "synthetic:m=2", "--delta", "1"]

@@ -6,9 +6,10 @@ Reports: import cycles between modules (imports inside functions included, so a 
 cannot hide behind a lazy import), functions longer than 80 lines in harness/, plugins/
 and datasets/, a name imported only for type checking but used at run time (a lazy
 import gone missing), a plugin importing another plugin's private (``_x``) modules, a layer
-importing one above it (protocol < host < results < running < cli), and a plugin or
-data set importing anything of the host but the public ``privbench`` API and
-``privbench.protocol`` (see docs/architecture.md).
+importing one above it (protocol, measures and _plumbing < host < results < running <
+cli), and a plugin or data set importing anything of the host but the public
+``privbench`` API, ``privbench.protocol``, ``privbench.measures`` and
+``privbench._plumbing`` (see docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -20,17 +21,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"harness": "privbench", "plugins": "privbench.plugins", "datasets": "privbench.datasets"}
 MAX_LINES = 80
+#: the base of the host: three packages split by job, one layer (each may import the
+#: others, nothing above): what plugins implement and receive, the exact measures, and
+#: private process plumbing
+BASE = ("privbench.protocol", "privbench.measures", "privbench._plumbing")
 #: what each layer of the host may import (besides itself and the standard library)
 ALLOWED = {
-    "privbench.protocol": set(),
-    "privbench.host": {"privbench.protocol"},
-    "privbench.running": {"privbench.protocol", "privbench.host", "privbench.results"},
-    "privbench.results": {"privbench.protocol"},
+    **{package: set(BASE) - {package} for package in BASE},
+    "privbench.host": set(BASE),
+    "privbench.running": {*BASE, "privbench.host", "privbench.results"},
+    "privbench.results": set(BASE),
 }
 
 
-#: what plugins/ and datasets/ may import of the host: the public API and the protocol
-PLUGIN_ALLOWED = ("privbench.protocol", "privbench.plugins", "privbench.datasets")
+#: what plugins/ and datasets/ may import of the host: the public API, the protocol, the
+#: exact measures and (built-in plugins only, no stability promise) the plumbing
+PLUGIN_ALLOWED = (*BASE, "privbench.plugins", "privbench.datasets")
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:
@@ -224,7 +230,7 @@ def problems(root: Path = ROOT) -> tuple[list[str], int, int]:
                 found.append(f"layer breach: {module} imports {target}")
             if _plugin_breach(module, target):
                 found.append(f"plugin import: {rel} imports {target} (plugins and data sets "
-                             "import only privbench and privbench.protocol)")
+                             "import only privbench, its protocol, measures and plumbing)")
             owner = _reaches(module, target, known)
             if owner:
                 found.append(f"plugin reach: {rel} imports {target}, private to {owner}")

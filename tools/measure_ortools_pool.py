@@ -4,7 +4,7 @@ SPPM on ``glop`` (synthetic m = 6, 30 iterations, the asv budget) after an untim
 prepare and warm-up; solves alternate between the pool (the worker is reused) and a
 new worker per ``start`` (``MAX_IDLE_WORKERS = 0``: what every solve paid before the
 pool). Prints the median wall and CPU time (this process plus the worker, from
-``privbench.protocol.clock``) of each, and their ratio.
+``privbench._plumbing.clock``) of each, and their ratio.
 
     python tools/measure_ortools_pool.py [--rounds 7]
 """
@@ -18,8 +18,8 @@ import time
 import numpy as np
 
 import privbench as pb
+from privbench._plumbing.clock import cpu_seconds
 from privbench.plugins.lp import ortools
-from privbench.protocol.clock import cpu_seconds
 
 
 def main() -> None:

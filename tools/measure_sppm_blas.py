@@ -19,8 +19,8 @@ import time
 
 import privbench as pb
 import privbench.plugins.mechanisms._sppm.solve as solve_mod
+from privbench._plumbing.blas import one_blas_thread
 from privbench.plugins.mechanisms.sppm import SPPM, _own_arrays
-from privbench.protocol.blas import one_blas_thread
 
 
 def problem_of(spec: str) -> tuple[pb.PrivacyProblem, float, dict]:

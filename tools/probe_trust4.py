@@ -350,7 +350,7 @@ def signed_zero_and_float_spellings(c: Case) -> None:
 
 NOTIONS_SNIPPET = r'''
 import json, math, numpy as np
-from privbench.protocol.notions import JOINT_NOTIONS
+from privbench.measures.notions import JOINT_NOTIONS
 Q = np.array([[0.2, 0.05, 0.125], [0.125, 0.3, 0.2]])
 out = {}
 for name, f in JOINT_NOTIONS.items():

@@ -11,8 +11,8 @@ import os
 import pkgutil
 import sys
 
-from privbench.protocol.abort import handle_sigint, handle_sigterm, terminated
-from privbench.protocol.env import env_flag
+from privbench._plumbing.abort import handle_sigint, handle_sigterm, terminated
+from privbench._plumbing.env import env_flag
 from privbench.protocol.errors import PrivbenchError, StoreReadError, StoreWriteError
 
 
@@ -131,7 +131,7 @@ def _debug() -> bool:
 def console() -> None:
     """The ``privbench`` command: :func:`main`, then exit even if a plugin left a
     non-daemon thread running (Python would wait for it forever). A Ctrl-C here also
-    bounds how long stopping may take (:mod:`privbench.protocol.abort`)."""
+    bounds how long stopping may take (:mod:`privbench._plumbing.abort`)."""
     import threading
 
     handle_sigint()

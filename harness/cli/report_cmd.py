@@ -10,11 +10,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from privbench._plumbing.abort import plugin_code
+from privbench._plumbing.outdir import OutputFolder
 from privbench.cli.sweep_cmd import summary_line
 from privbench.host.manager import get_host
-from privbench.protocol.abort import plugin_code
 from privbench.protocol.errors import PluginError, PrivbenchError, StoreWriteError
-from privbench.protocol.outdir import OutputFolder
 from privbench.results.store import DEFAULT_DB
 from privbench.running.plan import load_sweep_file
 from privbench.running.sweep import sweep

@@ -42,8 +42,8 @@ def _have_pyarrow() -> bool:
 
 def _export(df: pd.DataFrame, out: Path) -> int:
     """Write the runs as one flat table (see :mod:`privbench.results.export`)."""
+    from privbench._plumbing.outdir import write_export
     from privbench.host.manager import get_host
-    from privbench.protocol.outdir import write_export
     from privbench.results.export import export_frame
 
     if out.suffix not in (".csv", ".parquet"):

@@ -34,10 +34,10 @@ from typing import Any
 
 import pluggy
 
+from privbench._plumbing.abort import plugin_code
+from privbench._plumbing.env import env_flag
 from privbench.host import hookspecs
-from privbench.protocol.abort import plugin_code
 from privbench.protocol.dataset import DatasetAdapter
-from privbench.protocol.env import env_flag
 from privbench.protocol.errors import PluginAbort, PluginError, did_you_mean
 from privbench.protocol.executor import Executor, Reporter
 from privbench.protocol.figure import Figure

@@ -1,3 +1,5 @@
-"""The protocol every plugin implements: problems, distortions, mechanisms, metrics,
-LP backends, data sets, executors and reporters, and the errors they raise. Imports
-nothing from the other layers."""
+"""The protocol every plugin implements or receives: problems, distortions, mechanisms,
+metrics, figures, LP backends, data sets, executors and reporters, certificates, the
+budget test, and the errors they raise. The exact measures are in
+:mod:`privbench.measures`, process plumbing in :mod:`privbench._plumbing`; the three
+packages import nothing from the layers above them."""

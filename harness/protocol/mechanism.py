@@ -88,7 +88,7 @@ class Mechanism(Parametrized):
 
     def promises(self, delta: float) -> dict[str, float]:
         """What this mechanism guarantees about its mapping at ``delta``, as ``{measure:
-        upper bound}`` (names in :data:`privbench.protocol.promises.PROMISES`: ``distortion``,
+        upper bound}`` (names in :data:`privbench.measures.promises.PROMISES`: ``distortion``,
         ``lip_epsilon``, ``ldp_epsilon_private``, ``mi_bits``). The runner measures each on
         the returned mapping and marks a run that breaks one ``invalid``. The default:
         E[d] <= Δ when ``respects_budget``."""

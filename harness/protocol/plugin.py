@@ -11,7 +11,7 @@ import inspect
 import re
 from typing import Any, ClassVar
 
-from privbench.protocol.abort import plugin_code
+from privbench._plumbing.abort import plugin_code
 from privbench.protocol.errors import PluginError, ValidationError
 
 

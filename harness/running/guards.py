@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from privbench.protocol.abort import plugin_code
+from privbench._plumbing.abort import plugin_code
 from privbench.protocol.errors import PluginAbort
 
 #: how often an ignored timeout is raised again

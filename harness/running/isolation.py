@@ -11,7 +11,7 @@
   and the attributes of privbench's classes, puts back whatever the run replaced, added
   or removed, and the run that did it is ``invalid`` (its own metrics used the patched
   functions). A module first imported during a run is watched from the next run on.
-* Either leaves the process *tainted* (``privbench.protocol.taint``): the ``process``
+* Either leaves the process *tainted* (``privbench._plumbing.taint``): the ``process``
   executor then retires that worker, so later runs start in a fresh interpreter.
 """
 
@@ -25,14 +25,14 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+from privbench._plumbing.taint import mark_tainted
 from privbench.protocol.errors import InvalidMappingError
-from privbench.protocol.taint import mark_tainted
 
 #: top-level packages whose loaded modules a run may not change
 WATCHED_ROOTS = frozenset({"numpy", "scipy", "math", "privbench"})
 #: module globals that change by design while a run goes on (caches, counters)
-MUTABLE_GLOBALS = {"privbench.protocol.blas": {"_cached"},
-                   "privbench.protocol.clock": {"_helper_seconds"},
+MUTABLE_GLOBALS = {"privbench._plumbing.blas": {"_cached"},
+                   "privbench._plumbing.clock": {"_helper_seconds"},
                    "privbench.host.manager": {"_HOST"}}
 
 _MISSING = object()

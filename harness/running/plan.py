@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from privbench._plumbing.abort import plugin_code
 from privbench.host.manager import get_host
-from privbench.protocol.abort import plugin_code
 from privbench.protocol.checks import BUDGET, DELTA_ROLES, delta_value, finite_float, positive_int, seed_value
 from privbench.protocol.errors import PluginError, PrivbenchError, ValidationError, did_you_mean
 from privbench.running.problems import load_problem

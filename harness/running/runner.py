@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from privbench.host.manager import get_host
+from privbench.measures.promises import broken_promises
 from privbench.protocol.certificate import Certificate, contradiction
 from privbench.protocol.checks import delta_value
 from privbench.protocol.context import RunContext
@@ -32,7 +33,6 @@ from privbench.protocol.errors import (
 from privbench.protocol.mechanism import MAPPING, Mechanism, MechanismResult, validate_mapping
 from privbench.protocol.plugin import format_label
 from privbench.protocol.problem import PrivacyProblem
-from privbench.protocol.promises import broken_promises
 from privbench.protocol.shared import using_store
 from privbench.running.fingerprint import run_fingerprint
 from privbench.running.guards import PluginAbort, RunTimeout, plugin_code, time_limit
@@ -132,7 +132,7 @@ def compute_metrics(
 def _check_promises(mechanism: Mechanism, problem: Any, result: MechanismResult,
                     record: dict[str, Any], delta: float) -> None:
     """Every promise the mechanism declares, measured on what it returned with the one
-    tolerance of :mod:`privbench.protocol.promises`; a broken one makes the run invalid."""
+    tolerance of :mod:`privbench.measures.promises`; a broken one makes the run invalid."""
     with plugin_code(f"mechanism {record.get('mechanism')!r} (promises)"):
         promised = mechanism.promises(delta) if callable(getattr(mechanism, "promises", None)) \
             else {}

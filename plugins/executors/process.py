@@ -18,8 +18,8 @@ from concurrent.futures import as_completed
 from typing import Any
 
 import privbench as pb
+from privbench._plumbing.taint import take_taint
 from privbench.protocol.executor import run_label
-from privbench.protocol.taint import take_taint
 
 
 class ProcessExecutor(pb.Executor):

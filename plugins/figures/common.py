@@ -156,8 +156,8 @@ def optimum_band(df: pd.DataFrame, points: int = 200, log: bool = False
     with no sample and draw the band flat across them)."""
     import pandas as pd
 
+    from privbench.measures.optimum import Bound, interval
     from privbench.protocol.figure import column
-    from privbench.protocol.optimum import Bound, interval
 
     lower = pd.to_numeric(column(df, "optimum_lower_bits"), errors="coerce")
     upper = pd.to_numeric(column(df, "optimum_upper_bits"), errors="coerce")

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import privbench as pb
-from privbench.protocol.buffers import GrowingArrays
+from privbench._plumbing.buffers import GrowingArrays
 
 
 def check_columns(n: int, cols: np.ndarray, cost: np.ndarray, budget: np.ndarray

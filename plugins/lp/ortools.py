@@ -12,7 +12,7 @@ Workers outlive a solve: ``close`` hands the worker back to a small per-process 
 and the next ``start`` takes it, so starting an interpreter and importing OR-Tools
 (about 0.4 s here) is paid once per process, in the mechanism's untimed warm-up, not in
 every timed solve (nor in every restart of the master when SPPM prunes). Every reply
-carries the worker's CPU time, which is added to ``privbench.protocol.clock``: the
+carries the worker's CPU time, which is added to ``privbench._plumbing.clock``: the
 solve-time benchmarks count the worker's work as the solve's own.
 """
 
@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 import privbench as pb
-from privbench.protocol.clock import add_helper_cpu_seconds
+from privbench._plumbing.clock import add_helper_cpu_seconds
 
 from ._master import check_columns
 

@@ -15,8 +15,8 @@ import numpy as np
 import scipy.optimize as so
 
 import privbench as pb
+from privbench.measures.information import leakage_nats
 from privbench.protocol.certificate import floored_posterior
-from privbench.protocol.information import leakage_nats
 
 from ._softmin import soft_weights
 

@@ -49,7 +49,7 @@ its logarithm, and an output with no mass at all (underflow) gets the gradient's
 Columns with p(b_j) = 0 are the identity and take no part.
 
 Certificate: every ``check_every`` iterations the harness's decoder bound
-(:func:`privbench.protocol.optimum.decoder_lower_bound`) at the iterate gives L <= I*(Δ);
+(:func:`privbench.measures.optimum.decoder_lower_bound`) at the iterate gives L <= I*(Δ);
 the iterate gives U = I(X) >= I*(Δ). The solver stops at U - L <= ``tol``. ``trace``
 records ``[seconds, upper_bits, lower_bits]``, the seconds counted from the solve's start,
 certificates included: the stopping rule needs them, and a gap is certified only once
@@ -352,7 +352,7 @@ class _Solver:
         return float(self.pl @ per_col)
 
     def _bits(self, Q: np.ndarray) -> float:
-        from privbench.protocol.information import leakage_nats
+        from privbench.measures.information import leakage_nats
 
         return leakage_nats(Q, self.p_a) / LN2
 
@@ -548,7 +548,7 @@ class _Certifier:
         self.trace: list[list[float]] = []
 
     def raise_lower(self, X: np.ndarray) -> None:
-        from privbench.protocol.optimum import decoder_lower_bound
+        from privbench.measures.optimum import decoder_lower_bound
 
         with self.clock.certifying():
             self.best_lower = max(self.best_lower,

@@ -34,8 +34,8 @@ import warnings
 import numpy as np
 
 import privbench as pb
+from privbench.measures.information import leakage_nats
 from privbench.protocol.feasibility import constant_output, mix_into_budget
-from privbench.protocol.information import leakage_nats
 
 LN2 = math.log(2.0)
 #: solvers this process has already set up (see ``Optimal.prepare``)
@@ -90,14 +90,14 @@ class Optimal(pb.SizeLimited, pb.MappingMechanism):
     def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
         """Solve, then certify: the stats carry a :class:`privbench.Certificate`.
 
-        Its ``lower_bits`` is :func:`~privbench.protocol.optimum.decoder_lower_bound` at Δ from the
+        Its ``lower_bits`` is :func:`~privbench.measures.optimum.decoder_lower_bound` at Δ from the
         returned mapping's posterior, so the solver shootout compares every solver on a
         certified gap. The trace's seconds run until that certificate exists (solve plus
         certificate; ``trace_lower_s`` says how long the certificate took), as for every
         solver of the shootout. The bound is loose (up to ~0.1 bits) where the optimum
         leaves outputs unused; see its docstring.
         """
-        from privbench.protocol.optimum import decoder_lower_bound
+        from privbench.measures.optimum import decoder_lower_bound
 
         t0 = time.perf_counter()
         result = self._solve(problem, delta)
@@ -262,17 +262,17 @@ def refined_lower_bound(problem: pb.PrivacyProblem, mapping, delta: float,
                         enough: float) -> float:
     """A tighter certified lower bound (bits) where the optimum leaves outputs unused.
 
-    Why: :func:`~privbench.protocol.optimum.decoder_lower_bound` decodes an unused output as
+    Why: :func:`~privbench.measures.optimum.decoder_lower_bound` decodes an unused output as
     p(a), which lost 0.012 bits at Δ = 4 and 16 on the toy (n = 64) although Clarabel's
     point is within 3e-5 bits of I*. Here each unused output gets the decoder r that best
-    meets the targets τ of :func:`~privbench.protocol.optimum.unused_output_targets`
+    meets the targets τ of :func:`~privbench.measures.optimum.unused_output_targets`
     (maximise Σ_j min(Σ_a p(a, b_j) log r_a - τ_ij, 0) over the simplex, a small exponential-
     cone program), and the bound of the whole decoder is computed exactly: valid whatever
     r the small solves return. Stops at the first threshold whose bound reaches ``enough``.
     """
     import cvxpy as cp
 
-    from privbench.protocol.optimum import decoder_bound, unused_output_targets
+    from privbench.measures.optimum import decoder_bound, unused_output_targets
 
     P = np.asarray(problem.joint, dtype=float)
     X = mapping.toarray() if hasattr(mapping, "toarray") else np.asarray(mapping, dtype=float)

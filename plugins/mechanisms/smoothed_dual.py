@@ -42,10 +42,10 @@ from typing import Any
 import numpy as np
 
 import privbench as pb
-from privbench.protocol.blas import one_blas_thread
+from privbench._plumbing.blas import one_blas_thread
+from privbench.measures.information import leakage_nats
 from privbench.protocol.checks import finite_float, positive_int
 from privbench.protocol.feasibility import constant_output, mix_into_budget
-from privbench.protocol.information import leakage_nats
 
 LN2 = math.log(2.0)
 #: mapping entries below this are dropped from the returned mapping (then renormalised)

@@ -1,7 +1,7 @@
 """Certificates on I*(D) shared between runs: per process, and in the results store.
 
 Every mapping run on the same data set (same joint, same distortion) can reuse the
-certified bounds earlier runs paid for (:mod:`privbench.protocol.optimum` combines them
+certified bounds earlier runs paid for (:mod:`privbench.measures.optimum` combines them
 at any distortion). The sweep's results store keeps them in a table of the metric's own,
 ``optimum_certificates`` (:func:`privbench.protocol.shared.sweep_store`; outside a sweep,
 this process only).
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from privbench.measures.optimum import Bound
 from privbench.protocol.distortion import DENSE_LIMIT, FeatureDistortion, MatrixDistortion
-from privbench.protocol.optimum import Bound
 from privbench.protocol.problem import PrivacyProblem
 from privbench.protocol.shared import sweep_store
 

@@ -1,7 +1,7 @@
 """The privacy notions the literature reports, for every mapping run (default metric).
 
 One metric, ``privacy_notions``, computes the joint p(A, B̂) once and every notion of
-:mod:`privbench.protocol.notions` from it (formulas, units and citations in
+:mod:`privbench.measures.notions` from it (formulas, units and citations in
 ``docs/privacy-notions.md``). Its cost is one sparse product X·P(A, B)ᵀ, O(nnz |A|), plus
 O(|A| n log |A|): well under the solve time of any mapping mechanism on the toy example,
 census top 300 and synthetic m = 12.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import privbench as pb
-from privbench.protocol import notions as N
+from privbench.measures import notions as N
 
 CITE_ML = "Issa, Wagner, Kamath, An operational approach to information leakage, IEEE T-IT 2020"
 CITE_LDP = ("Kasiviswanathan et al., SIAM J. Comput. 2011; Duchi, Jordan, Wainwright, "

@@ -15,7 +15,7 @@ D_X, not Δ, makes the comparison fair to mechanisms that under-spend their budg
 meaningful for those that ignore it.
 
 It pays for a solve only when it must, trying in order (each a proven bound; they combine
-through the monotonicity and convexity of I*, :func:`privbench.protocol.optimum.interval`):
+through the monotonicity and convexity of I*, :func:`privbench.measures.optimum.interval`):
 
 1. the anchors (the identity, the cheapest constant output) and X itself;
 2. the run's own certificate (:class:`privbench.Certificate`: a certified solver's
@@ -36,9 +36,9 @@ from typing import Any
 
 import privbench as pb
 from privbench import metrics as M
+from privbench.measures.optimum import Bound, anchors, interval
 from privbench.plugins.metrics._optimum_cache import OptimumCache
 from privbench.protocol.certificate import CERTIFICATE_TOL_BITS, contradiction
-from privbench.protocol.optimum import Bound, anchors, interval
 from privbench.protocol.plugin import format_label
 
 #: the largest alphabet certified by default (see README "How far from optimal")

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import privbench as pb
+from privbench._plumbing.outdir import OutputFolder
 from privbench.plugins.figures import common
-from privbench.protocol.outdir import OutputFolder
 
 from . import tables
 from .render_plotly import to_plotly
@@ -304,7 +304,7 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
     """Write ``index.html``, ``plotly.min.js`` and ``figures/*.csv`` (and ``*.png``/``*.pdf``
     when ``static``); returns the page and the figure files. Only files an earlier report
     wrote are replaced or removed; a non-empty folder privbench did not write is refused
-    unless ``force`` (see :class:`privbench.protocol.outdir.OutputFolder`)."""
+    unless ``force`` (see :class:`privbench._plumbing.outdir.OutputFolder`)."""
     df = pb.load_runs(db_path)
     if "instance" in df:  # data-set seeds are replicates of one instance (figures: mean ± sd)
         df["instance"] = df["instance"].map(pb.replicate_group)

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import privbench as pb
 from privbench import ValidationError, get_mechanism, load_dataset
+from privbench.measures.information import mutual_information
 from privbench.protocol.commands import CommandLine
-from privbench.protocol.information import mutual_information
 
 if TYPE_CHECKING:
     from privbench import ResultStore

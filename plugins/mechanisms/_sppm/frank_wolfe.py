@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from privbench import LPBackend, LPSolution, PrivacyProblem, ValidationError, validate_mapping
-from privbench.protocol.buffers import GrowingArrays
+from privbench._plumbing.buffers import GrowingArrays
 from privbench.protocol.feasibility import pull_into_budget
 
 from . import working_set
@@ -163,7 +163,7 @@ class ActiveSet:
             self.balls = Balls(problem.distortion)
         timers["pricing"] += time.perf_counter() - t
 
-    # V's arrays grow in doubling buffers (privbench.protocol.buffers)
+    # V's arrays grow in doubling buffers (privbench._plumbing.buffers)
     @property
     def rows(self) -> np.ndarray:
         return self._pairs.view("rows")

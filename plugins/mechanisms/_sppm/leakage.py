@@ -26,8 +26,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from privbench.measures.information import leakage_nats
 from privbench.protocol.certificate import POSTERIOR_FLOOR
-from privbench.protocol.information import leakage_nats
 
 __all__ = ["POSTERIOR_FLOOR", "leakage_nats", "output_joint"]
 

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from privbench import LPBackend, PrivacyProblem
-from privbench.protocol.blas import one_blas_thread
+from privbench._plumbing.blas import one_blas_thread
 from privbench.protocol.feasibility import constant_output, normalise_columns, pull_into_budget
 
 from .atoms import AtomSet

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from privbench.protocol.buffers import GrowingArrays
+from privbench._plumbing.buffers import GrowingArrays
 
 from .columns import normalise_columns
 from .leakage import decoder_logratios, leakage_nats, output_joint, pair_costs

@@ -48,12 +48,12 @@ def _distortion(problem: Any, mapping: Any, record: dict[str, Any]) -> float | N
 
 def _notion(name: str) -> Callable[[Any, Any, dict[str, Any]], float | None]:
     def measure(problem: Any, mapping: Any, record: dict[str, Any]) -> float | None:
-        from privbench.protocol import notions
+        from privbench.measures import notions
 
         if mapping is None:
             return None
         if name == "mi_bits":
-            from privbench.protocol.information import mutual_information
+            from privbench.measures.information import mutual_information
 
             return float(mutual_information(problem, mapping))
         return float(getattr(notions, name)(problem, mapping))

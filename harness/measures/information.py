@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from privbench.protocol.mapping import validate_mapping
-from privbench.protocol.notions import (
+from privbench.measures.notions import (
     JOINT_NOTIONS,
     guessing_entropy,
     ldp_epsilon_private,
@@ -26,6 +25,7 @@ from privbench.protocol.notions import (
     t_closeness,
     total_variation,
 )
+from privbench.protocol.mapping import validate_mapping
 
 if TYPE_CHECKING:
     from privbench.protocol.problem import PrivacyProblem
@@ -131,7 +131,7 @@ def attribute_leakage_bits(joint: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 
 #: output name -> f(problem, mapping) for every exact notion of a mapping run: the
-#: leakage ``mi_bits``, the ``distortion`` and the notions of :mod:`privbench.protocol.notions`
+#: leakage ``mi_bits``, the ``distortion`` and the notions of :mod:`privbench.measures.notions`
 #: (``sibson_mi`` at α = 2). ``JOINT_NOTIONS`` holds the same notions (all but the
 #: distortion, which needs d) as f(Q) of the joint Q[a, b̂] = p(a, b̂).
 NOTIONS = {
