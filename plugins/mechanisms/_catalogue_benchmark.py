@@ -6,9 +6,10 @@ For each instance (a data set spec) it runs ``maxleak_optimal`` and ``map_optima
 ``perfect_privacy`` once, each through the runner like ``privbench run`` (``max_n``
 lifted to the instance's n; the solve alone is timed), and prints time, the LP objective,
 its proven bound and relative gap, column-generation rounds and columns, and the
-process's peak memory. ``--full N`` also runs the old whole LP (``solver=full``) on the
+process's peak memory; ``cpu_s`` is the solve's CPU time (``solve_cpu_s``: on a shared,
+loaded machine the fair measure). ``--full N`` also runs the old whole LP (``solver=full``) on the
 instances with n <= N, right after the new solver on the same budget, and prints the
-time ratio; ``--sppm`` times SPPM (its defaults, Δ = 0.3 d_const) on each instance first,
+time ratios (wall and CPU); ``--sppm`` times SPPM (its defaults, Δ = 0.3 d_const) on each instance first,
 the peer on its own notion. With ``--targets`` each run is checked against the issue's
 targets: 60 s (300 s for ``census:top_k=all``), a relative gap <= 1e-6 and a peak memory
 <= 4 GiB; the exit status is 1 when one is missed.
@@ -85,6 +86,7 @@ def one_run(label: str, mechanism: str, params: dict[str, Any], instance: str, d
     return {"instance": instance, "n": record.get("n"), "mechanism": label,
             "solver": params.get("solver", "-"), "delta": delta, "status": record["status"],
             "error": record.get("error"), "time_s": record.get("runtime_s"),
+            "cpu_s": m.get("solve_cpu_s"),
             "lp_objective": m.get("lp_objective"), "lp_bound": m.get("lp_bound"),
             "lp_gap": m.get("lp_gap"), "rounds": m.get("lp_rounds"), "columns": m.get("lp_cols"),
             "gap_bits": record.get("gap_bits"), "mi_bits": record.get("mi_bits"),
@@ -124,11 +126,13 @@ def show(row: dict[str, Any], as_json: bool) -> None:
               f"{row['delta']:>9.4g}  {row['status']}: {row['error']}", flush=True)
         return
     line = (f"{row['instance']:>44} {row['n']:>6} {row['mechanism']:>16} {row['solver']:>6} "
-            f"{row['delta']:>9.4g} {row['time_s']:>8.2f} {fmt(row['lp_objective'], '.9g'):>13} "
+            f"{row['delta']:>9.4g} {row['time_s']:>8.2f} {fmt(row['cpu_s'], '.2f'):>7} "
+            f"{fmt(row['lp_objective'], '.9g'):>13} "
             f"{fmt(row['lp_gap'], '.1e'):>8} {fmt(row['rounds'], 'd'):>6} "
             f"{fmt(row['columns'], 'd'):>8} {fmt(row['peak_rss_mb'], '.0f'):>7}")
     if "ratio" in row:
-        line += f"  full/colgen x{row['ratio']:.1f}, objectives differ by {row['agree']:.1e} rel"
+        line += (f"  full/colgen x{row['ratio']:.1f} (CPU x{row['cpu_ratio']:.1f}), objectives "
+                 f"differ by {row['agree']:.1e} rel")
     if "met" in row:
         line += f"  <= {row['target_s']:g} s, gap <= {TARGET_GAP:g}, <= 4 GiB: " + \
             ("met" if row["met"] else "MISSED")
@@ -144,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     store = pb.ResultStore(args.db) if args.db else None
     if not args.json:
         print(f"{'instance':>44} {'n':>6} {'mechanism':>16} {'solver':>6} {'delta':>9} "
-              f"{'time_s':>8} {'lp_objective':>13} {'lp_gap':>8} {'rounds':>6} {'columns':>8} "
+              f"{'time_s':>8} {'cpu_s':>7} {'lp_objective':>13} {'lp_gap':>8} {'rounds':>6} {'columns':>8} "
               f"{'peak_MB':>7}", flush=True)
     rows = []
     for instance in instances:
@@ -167,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
                                   instance, delta, store)
                     if old["status"] == "ok" and row["status"] == "ok" and row["time_s"]:
                         old["ratio"] = old["time_s"] / row["time_s"]
+                        old["cpu_ratio"] = old["cpu_s"] / max(row["cpu_s"], 1e-9)
                         old["agree"] = abs(old["lp_objective"] - row["lp_objective"]) / \
                             max(abs(old["lp_objective"]), 1e-12)
                     show(old, args.json)
