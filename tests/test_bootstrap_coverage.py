@@ -151,3 +151,74 @@ def test_maxima_keep_their_upper_end_above_the_estimate() -> None:
         samples = np.array(values["bootstrap"]["samples"][name])
         top = values["bootstrap"]["estimates"][name] + 1.959964 * samples.std(ddof=1)
         assert values[f"{name}_ci95"][1] >= min(top, bs.value_range(name, 2)[1]) - 1e-7, name
+
+
+def _accepted_hull(estimate, b0, sd0, b1, sd1, theta, accept_zero):
+    """Independent check of :func:`bs.inverted_interval`: where the continuous acceptance
+    |θ̂ - θ(s) - b(s)| <= z sd(s) holds on (0, 1], found by root solving (brentq) on a fine
+    bracket, joined with 0 (boundary test) and the normal interval's part above θ̂."""
+    from scipy.optimize import brentq
+
+    z = 1.959964
+
+    def slack(s):
+        return z * ((1 - s) * sd0 + s * sd1) - abs(estimate - theta(s) - ((1 - s) * b0 + s * b1))
+
+    grid = np.linspace(1e-9, 1.0, 2001)
+    signs = np.array([slack(s) for s in grid])
+    ends = [theta(s) for s, ok in zip(grid, signs >= 0, strict=True) if ok]
+    for i in np.nonzero(np.diff(np.sign(signs)))[0]:
+        ends.append(theta(brentq(slack, grid[i], grid[i + 1])))
+    if accept_zero:
+        ends.append(0.0)
+    hi = estimate - b1 + z * sd1
+    if hi >= estimate:
+        ends += [max(estimate - b1 - z * sd1, estimate), hi]
+    return min(ends), max(ends)
+
+
+@pytest.mark.parametrize(("estimate", "accept_zero"), [(0.03, False), (0.021, True),
+                                                       (0.2, False)])
+def test_inverted_interval_is_the_accepted_set_of_the_path(estimate, accept_zero) -> None:
+    """A path θ(s) = s² θ̂ (I near independence grows as s²), null draws with bias 0.02
+    and spread 0.004 (a chi-square law at 0), resamples at P̂ with bias 0.02 and spread
+    0.01: the interval is the hull of the accepted θ(s), checked by root solving the
+    continuous acceptance condition (agrees to the grid's step). Far from 0 (θ̂ = 0.2)
+    it is the normal interval θ̂ - b₁ ± z sd₁ to 1 %."""
+    rng = np.random.default_rng(3)
+    null = 0.02 + 0.004 * rng.standard_normal(4000)
+    values = estimate + 0.02 + 0.01 * rng.standard_normal(4000)
+    b0, sd0 = null.mean(), null.std(ddof=1)
+    b1, sd1 = values.mean() - estimate, values.std(ddof=1)
+    path = estimate * bs.PATH ** 2
+    lo, hi = bs.inverted_interval(estimate, values, null, path, accept_zero, bounds=(0.0, 1.0))
+    want = _accepted_hull(estimate, b0, sd0, b1, sd1, lambda s: estimate * s * s, accept_zero)
+    step = 2 * estimate / len(bs.PATH) ** 2  # linear between grid points
+    assert lo == pytest.approx(want[0], abs=step) and hi == pytest.approx(want[1], abs=step)
+    if estimate == 0.2:
+        normal = bs.normal_interval(estimate, values, bounds=(0.0, 1.0))
+        assert [lo, hi] == pytest.approx(normal, rel=0.01)
+    if accept_zero:
+        assert lo == 0.0
+    else:
+        assert lo > 0.0
+
+
+def test_the_boundary_test_breaks_ties_at_an_atom() -> None:
+    """Min-entropy leakage is exactly 0 in most samples near independence: the test
+    breaks ties by I(A; B̂) on the same samples, so a true 0 is accepted 95 % of the time,
+    not always, and a rejected tie excludes 0 from the interval."""
+    rng = np.random.default_rng(8)
+    null = np.where(rng.random(4000) < 0.97, 0.0, rng.random(4000) * 0.01)  # 97 % atom
+    null_i = rng.chisquare(3, 4000)
+    # fresh samples under independence: estimate 0 on the atom, I from the same law
+    fresh = np.where(rng.random(4000) < 0.97, 0.0, rng.random(4000) * 0.01)
+    fresh_i = rng.chisquare(3, 4000)
+    rate = np.mean([bs.boundary_accepts(e, null, i, null_i) for e, i in zip(fresh, fresh_i, strict=True)])
+    assert rate == pytest.approx(0.95, abs=0.015)
+    top = float(np.max(null_i)) + 1.0
+    assert not bs.boundary_accepts(0.0, null, top, null_i)
+    assert bs.boundary_accepts(0.0, null, 0.0, null_i)
+    lo, hi = bs.interval(0.0, np.zeros(50), 0.0, null, bounds=(0.0, 1.0), base=[0.0, 0.0],
+                         tie=(top, null_i))
+    assert lo > 0.0 and hi >= lo

@@ -165,3 +165,29 @@ def test_bad_resamples_is_refused_at_plan_time(tmp_path):
          "politics_tv_surrogate", "--delta", "0", "-M", "bootstrap:resamples=3", "--no-store"],
         capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 2 and "resamples" in out.stderr
+
+
+def test_vectorised_notions_equal_the_per_joint_functions() -> None:
+    """Every notion the bootstrap evaluates over a stack of resampled joints equals
+    ``pb.metrics.JOINT_NOTIONS`` joint by joint (to 1e-12), on stacks with private values
+    or outputs without mass and zero cells (LIP and LDP ε infinite there), unnormalised."""
+    rng = np.random.default_rng(39)
+    assert set(bs.VECTORISED) == set(pb.metrics.JOINT_NOTIONS)
+    infinite = dict.fromkeys(bs.VECTORISED, 0)
+    for trial in range(120):
+        A, n = int(rng.integers(2, 6)), int(rng.integers(2, 12))
+        Q = rng.dirichlet(np.full(A * n, 0.5), size=8).reshape(8, A, n)
+        Q[rng.random(Q.shape) < 0.15] = 0.0
+        if trial % 3 == 0:
+            Q[:, rng.integers(A), :] = 0.0
+        if trial % 4 == 0:
+            Q[:, :, rng.integers(n)] = 0.0
+        Q = Q[Q.sum(axis=(1, 2)) > 0] * rng.uniform(0.5, 2.0)
+        for name, fn in bs.VECTORISED.items():
+            got = fn(Q)
+            want = np.array([pb.metrics.JOINT_NOTIONS[name](q) for q in Q])
+            assert np.array_equal(np.isinf(got), np.isinf(want)), name
+            infinite[name] += int(np.isinf(want).sum())
+            fin = np.isfinite(want)
+            assert got[fin] == pytest.approx(want[fin], rel=1e-12, abs=1e-12), name
+    assert infinite["lip_epsilon"] > 0 and infinite["ldp_epsilon_private"] > 0

@@ -82,6 +82,7 @@ def independent_cells(cells: np.ndarray, n_private: int) -> np.ndarray:
 
 def _mi_bits(Q: np.ndarray) -> np.ndarray:
     """I(A; B̂) in bits for each (|A|, n) output joint in a (B, |A|, n) stack."""
+    Q = Q / Q.sum(axis=(1, 2), keepdims=True)
     pa = Q.sum(axis=2, keepdims=True)
     pb_ = Q.sum(axis=1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -98,17 +99,96 @@ def _column_costs(problem: pb.PrivacyProblem, X: sp.csc_array) -> np.ndarray:
     return costs
 
 
+def _stack(Q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(Q, p_a, q, W) of a (B, |A|, n) stack, each joint normalised; W = p(b̂ | a), 0 on a
+    private value a resample has no user of (the per-joint notions drop that row)."""
+    Q = Q / Q.sum(axis=(1, 2), keepdims=True)
+    pa, q = Q.sum(axis=2), Q.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        W = np.where(pa[:, :, None] > 0, Q / pa[:, :, None], 0.0)
+    return Q, pa, q, W
+
+
+def _log2_floor(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.maximum(np.log2(x), 0.0)
+
+
+def _maximal_leakage(Q: np.ndarray) -> np.ndarray:
+    return _log2_floor(_stack(Q)[3].max(axis=1).sum(axis=1))
+
+
+def _min_entropy_leakage(Q: np.ndarray) -> np.ndarray:
+    Q, pa, _, _ = _stack(Q)
+    return _log2_floor(Q.max(axis=1).sum(axis=1) / pa.max(axis=1))
+
+
+def _sibson_mi(Q: np.ndarray) -> np.ndarray:
+    """Sibson's α = 2 information, each column scaled by its largest W as per joint."""
+    _, pa, q, W = _stack(Q)
+    top = W.max(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inner = np.where(q[:, None, :] > 0, pa[:, :, None] * (W / top[:, None, :]) ** 2, 0.0)
+    return 2.0 * _log2_floor((top * np.sqrt(inner.sum(axis=1))).sum(axis=1))
+
+
+def _lip_epsilon(Q: np.ndarray) -> np.ndarray:
+    _, pa, q, W = _stack(Q)
+    valid = (pa[:, :, None] > 0) & (q[:, None, :] > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.abs(np.log(np.where(valid, W / q[:, None, :], 1.0)))
+    return np.where((valid & (W <= 0)).any(axis=(1, 2)), np.inf, ratio.max(axis=(1, 2)))
+
+
+def _ldp_epsilon_private(Q: np.ndarray) -> np.ndarray:
+    _, pa, q, W = _stack(Q)
+    rows = pa[:, :, None] > 0
+    low = np.where(rows, W, np.inf).min(axis=1)
+    cols = q > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(cols, np.log(W.max(axis=1) / low), 0.0)
+    return np.where((cols & (low <= 0)).any(axis=1), np.inf, np.maximum(ratio.max(axis=1), 0.0))
+
+
+def _total_variation(Q: np.ndarray) -> np.ndarray:
+    Q, pa, q, _ = _stack(Q)
+    return 0.5 * np.abs(Q - pa[:, :, None] * q[:, None, :]).sum(axis=(1, 2))
+
+
+def _t_closeness(Q: np.ndarray) -> np.ndarray:
+    Q, pa, q, _ = _stack(Q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = np.abs(Q / q[:, None, :] - pa[:, :, None]).sum(axis=1)
+    return 0.5 * np.where(q > 0, gap, 0.0).max(axis=1)
+
+
+def _guessing_entropy(Q: np.ndarray) -> np.ndarray:
+    Q = _stack(Q)[0]
+    ranked = -np.sort(-Q, axis=1)
+    return ranked.sum(axis=2) @ np.arange(1, Q.shape[1] + 1, dtype=float)
+
+
+#: the notions of ``pb.metrics.JOINT_NOTIONS`` vectorised over a (B, |A|, n) stack (equal
+#: to the per-joint functions to rounding: tests/test_bootstrap_intervals.py)
+VECTORISED: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "mi_bits": _mi_bits, "maximal_leakage": _maximal_leakage,
+    "min_entropy_leakage": _min_entropy_leakage, "sibson_mi": _sibson_mi,
+    "lip_epsilon": _lip_epsilon, "ldp_epsilon_private": _ldp_epsilon_private,
+    "total_variation": _total_variation, "t_closeness": _t_closeness,
+    "guessing_entropy": _guessing_entropy}
+
+
 def notion_functions() -> dict[str, Callable[[np.ndarray], np.ndarray]]:
     """Exact notions evaluated on output joints, each vectorised over the stack.
 
-    ``mi_bits`` vectorised here; every other notion of ``pb.metrics.JOINT_NOTIONS``
-    (maximal leakage, min-entropy leakage, Sibson, LIP, LDP w.r.t. A, total variation,
-    t-closeness, guessing entropy) applied resample by resample to its joint.
+    The notions of ``pb.metrics.JOINT_NOTIONS`` (I, maximal leakage, min-entropy
+    leakage, Sibson, LIP, LDP w.r.t. A, total variation, t-closeness, guessing entropy)
+    by :data:`VECTORISED`; a notion added there without a vectorised twin is applied
+    resample by resample to its joint.
     """
-    found: dict[str, Callable[[np.ndarray], np.ndarray]] = {"mi_bits": _mi_bits}
+    found: dict[str, Callable[[np.ndarray], np.ndarray]] = {}
     for name, fn in pb.metrics.JOINT_NOTIONS.items():
-        if name not in found:
-            found[name] = partial(_each, fn)
+        found[name] = VECTORISED.get(name) or partial(_each, fn)
     return found
 
 
@@ -298,7 +378,8 @@ INTERVALS: dict[str, Callable[..., list[float]]] = {"normal": normal_interval,
 def interval(estimate: float, values: np.ndarray, null_estimate: float | None = None,
              null_values: np.ndarray | None = None, side: int = 1, level: float = 0.95,
              bounds: tuple[float, float] = (0.0, float("inf")),
-             base: list[float] | None = None, null_spread: float = 0.0) -> list[float]:
+             base: list[float] | None = None, null_spread: float = 0.0,
+             tie: tuple[float, np.ndarray] | None = None) -> list[float]:
     """The ``<output>_ci95``: a bootstrap interval made right at the boundary of no leakage.
 
     ``base`` (default: :func:`basic_interval`) is the interval away from the boundary.
@@ -316,7 +397,8 @@ def interval(estimate: float, values: np.ndarray, null_estimate: float | None = 
     probability ``level``, and a large leakage gets ``base`` unchanged. Where the value
     under independence is itself estimated (guessing entropy: G(A) of the sample's prior)
     ``null_spread`` is its half-width, and a not-rejected interval covers
-    ``null_estimate`` ± ``null_spread``.
+    ``null_estimate`` ± ``null_spread``. ``tie`` = (θ̂ of I(A; B̂), its null values on the
+    same samples) breaks ties of the test (:func:`boundary_accepts`).
     """
     lo, hi = base if base is not None else basic_interval(estimate, values, level, bounds)
     if null_values is None or null_estimate is None or not np.isfinite(estimate):
@@ -326,13 +408,106 @@ def interval(estimate: float, values: np.ndarray, null_estimate: float | None = 
     if null.size == 0:
         return [lo, hi]
     q = float(np.percentile(side * null, 100 * level))  # the test's critical value
-    if side * estimate <= q:  # not rejected: no leakage is a value the data allow
+    accepted = (side * estimate <= q if tie is None else
+                boundary_accepts(estimate, null_values, tie[0], tie[1], level, side))
+    if accepted:  # not rejected: no leakage is a value the data allow
         low, high = np.clip([null_estimate - null_spread, null_estimate + null_spread], *bounds)
         return [float(min(lo, low)), float(max(hi, high))]
     shifted = side * estimate - (q - side * null_estimate)  # beyond the boundary
-    if side > 0:
-        return [float(min(lo, shifted) if lo > null_estimate else min(shifted, hi)), hi]
-    return [lo, float(max(hi, -shifted) if hi < null_estimate else max(-shifted, lo))]
+    if side > 0:  # rejected: the boundary value is excluded, even when θ̂ sits on it (a tie)
+        low = min(lo, shifted) if lo > null_estimate else min(shifted, hi)
+        low = max(low, float(np.nextafter(null_estimate, np.inf)))
+        return [float(low), float(max(hi, low))]
+    high = max(hi, -shifted) if hi < null_estimate else max(-shifted, lo)
+    high = min(high, float(np.nextafter(null_estimate, -np.inf)))
+    return [float(min(lo, high)), float(high)]
+
+
+#: smooth notions (O(1/N) bias near independence, a chi-square law at it): their interval
+#: is :func:`inverted_interval`, the bias and spread interpolated along the path to independence
+SMOOTH = frozenset({"mi_bits", "sibson_mi"})
+
+#: mixing weights s of the path P_s = (1 - s) P_0 + s P̂ (:func:`path_values`)
+PATH = np.linspace(0.0, 1.0, 401)
+
+
+def path_values(problem: pb.PrivacyProblem, mapping: Any,
+                names: frozenset[str] = SMOOTH) -> dict[str, np.ndarray]:
+    """Each notion of ``names`` along P_s = (1 - s) P_0 + s P̂ for s in :data:`PATH`: P_0
+    the sample's independence model, P̂ the sample's joint. The joints a test inversion
+    asks 'could the data have come from a joint that leaks θ(s)?' about."""
+    cells = user_cells(problem)
+    grid = independent_cells(cells, problem.n_private).reshape(problem.n_private, -1)
+    p0 = grid[:, :-1] / grid[:, :-1].sum()
+    p1 = problem.joint / problem.joint.sum()
+    joints = (1.0 - PATH)[:, None, None] * p0[None] + PATH[:, None, None] * p1[None]
+    X = sp.csc_array(mapping)
+    functions = {k: f for k, f in notion_functions().items() if k in names}
+    Q = np.asarray((X @ joints.reshape(-1, joints.shape[2]).T).T).reshape(joints.shape)
+    return {k: np.asarray(f(Q), dtype=float) for k, f in functions.items()}
+
+
+def inverted_interval(estimate: float, values: np.ndarray, null_values: np.ndarray,
+                      path: np.ndarray, accept_zero: bool, level: float = 0.95,
+                      bounds: tuple[float, float] = (0.0, float("inf"))) -> list[float] | None:
+    """The leakages θ(s) on the path to independence that a test of level ``level`` accepts.
+
+    A smooth leakage's plug-in has, at the sample's joint P̂ (s = 1), the bootstrap's
+    bias b₁ = mean(θ*) - θ̂ and spread sd₁; at independence (s = 0) the bias b₀ =
+    mean(null) and spread sd₀ of ``null_values``. In between both are interpolated
+    linearly in s (the chi-square law at 0 turns into the normal law away from it), and
+    θ(s) (``path``, on :data:`PATH`) is accepted when θ̂ - θ(s) - b(s) lies within
+    ± z sd(s); at s = 0 the boundary test decides (``accept_zero``); beyond θ̂ the bias
+    and spread at P̂ hold (the normal interval). The interval is the hull of what is
+    accepted (Neyman's construction, as in Feldman & Cousins 1998): the normal interval
+    of the sample used the spread and bias at θ̂, too wide and too little corrected where
+    the truth is nearer 0 (measured: 0.990 coverage at |A| = 4, 0.005 bits). None when a
+    value is not finite or nothing is accepted (the caller keeps its interval)."""
+    from scipy.special import ndtri
+
+    values, null = np.asarray(values, dtype=float), np.asarray(null_values, dtype=float)
+    if not (np.isfinite(estimate) and np.all(np.isfinite(values))
+            and np.all(np.isfinite(null)) and np.all(np.isfinite(path))):
+        return None
+    z = float(ndtri((1 + level) / 2))
+    b1, sd1 = float(values.mean()) - estimate, float(values.std(ddof=1))
+    b0, sd0 = float(null.mean()), float(null.std(ddof=1))
+    slack = z * ((1 - PATH) * sd0 + PATH * sd1) - np.abs(estimate - path - (1 - PATH) * b0
+                                                         - PATH * b1)
+    slack[0] = -1.0  # s = 0 is the boundary test's
+    taken = list(path[slack >= 0])
+    for i in np.nonzero(np.diff(np.sign(slack)))[0]:  # where acceptance starts or stops
+        w = slack[i] / (slack[i] - slack[i + 1])
+        taken.append(float(path[i] + w * (path[i + 1] - path[i])))
+    if accept_zero:
+        taken.append(0.0)
+    hi = estimate - b1 + z * sd1  # beyond θ̂: the normal interval at P̂
+    if hi >= estimate:
+        taken += [max(estimate - b1 - z * sd1, estimate), hi]
+    if not taken:
+        return None
+    lo, hi = np.clip([min(taken), max(taken)], *bounds)
+    return [float(lo), float(hi)]
+
+
+def boundary_accepts(estimate: float, null_values: np.ndarray, tie_estimate: float,
+                     tie_null: np.ndarray, level: float = 0.95, side: int = 1) -> bool:
+    """The test of 'leaks nothing' at level 1 - ``level``, one-sided: θ̂ against the
+    ``level`` quantile of ``null_values``, ties broken by a second statistic (θ̂ of I(A; B̂),
+    ``tie_estimate`` against ``tie_null``, drawn on the same samples). A notion whose
+    plug-in has an atom at the boundary (min-entropy leakage is exactly 0 whenever every
+    output's most likely private value is the prior's) would otherwise be accepted on
+    the whole atom: 1.000 coverage at |A| = 4 under independence instead of 0.95."""
+    null = side * np.asarray(null_values, dtype=float)
+    tie = np.asarray(tie_null, dtype=float)
+    keep = np.isfinite(null) & np.isfinite(tie)
+    if not keep.any():
+        return True
+    null, tie = null[keep], tie[keep]
+    order = np.lexsort((tie, null))
+    k = order[max(int(np.ceil(level * null.size)) - 1, 0)]
+    value = side * estimate
+    return bool(value < null[k] or (value == null[k] and tie_estimate <= tie[k]))
 
 
 #: citation of the intervals (declared with every ``<output>_ci95``)
@@ -381,6 +556,35 @@ class BootstrapIntervals(pb.Metric):
     def applies(self, problem, result) -> bool:
         return super().applies(problem, result) and user_cells(problem) is not None
 
+    def _intervals(self, problem: pb.PrivacyProblem, mapping: Any,
+                   samples: dict[str, np.ndarray], centre: dict[str, float]) -> dict[str, Any]:
+        """``<output>_ci95`` of every output: the base interval (the bias-corrected normal
+        or basic interval of the sample's bootstrap; for the maxima its upper end at least
+        θ̂ + z sd), then the boundary test; for I and Sibson (``interval=normal``) the
+        inversion along the path to independence (:func:`inverted_interval`)."""
+        resamples, seed = int(self.resamples), int(self.seed)
+        null = bootstrap_samples(problem, mapping, resamples=resamples, seed=seed,
+                                 independent=True)
+        null_centre = independent_estimates(problem, mapping)
+        spread = {"guessing_entropy": prior_guessing_spread(problem, resamples, seed)}
+        tie = (centre["mi_bits"], null["mi_bits"])
+        path = path_values(problem, mapping) if self.interval == "normal" else {}
+        values: dict[str, Any] = {}
+        for name, v in samples.items():
+            side, bounds = BOUNDARY_SIDE.get(name), value_range(name, problem.n_private)
+            base = INTERVALS[self.interval](centre[name], v, bounds=bounds)
+            if name in MAXIMA:
+                base = maximum_upper_end(centre[name], v, base, bounds=bounds)
+            ci = interval(centre[name], v, null_centre[name] if side else None,
+                          null[name] if side else None, side or 1, bounds=bounds, base=base,
+                          null_spread=spread.get(name, 0.0), tie=tie if side else None)
+            if name in path:
+                accept = boundary_accepts(centre[name], null[name], *tie)
+                ci = inverted_interval(centre[name], v, null[name], path[name], accept,
+                                       bounds=bounds) or ci
+            values[f"{name}_ci95"] = ci
+        return values
+
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         resamples = int(self.resamples)
         samples = bootstrap_samples(problem, result.mapping, resamples=resamples,
@@ -389,21 +593,7 @@ class BootstrapIntervals(pb.Metric):
             return {}
         cells = user_cells(problem)
         centre = estimates(problem, result.mapping)
-        null = bootstrap_samples(problem, result.mapping, resamples=resamples,
-                                 seed=int(self.seed), independent=True)
-        null_centre = independent_estimates(problem, result.mapping)
-        make = INTERVALS[self.interval]
-        spread = {"guessing_entropy": prior_guessing_spread(problem, resamples, int(self.seed))}
-        values: dict[str, Any] = {}
-        for name, v in samples.items():
-            side, bounds = BOUNDARY_SIDE.get(name), value_range(name, problem.n_private)
-            base = make(centre[name], v, bounds=bounds)
-            if name in MAXIMA:
-                base = maximum_upper_end(centre[name], v, base, bounds=bounds)
-            values[f"{name}_ci95"] = interval(
-                centre[name], v, null_centre[name] if side else None,
-                null[name] if side else None, side or 1, bounds=bounds, base=base,
-                null_spread=spread.get(name, 0.0))
+        values = self._intervals(problem, result.mapping, samples, centre)
         values["bootstrap"] = {
             "resamples": resamples, "seed": int(self.seed), "users": int(cells.sum()),
             "interval": self.interval,
