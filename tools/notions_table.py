@@ -15,7 +15,11 @@ Reads the store written by ``privbench sweep specs/notions.toml`` (and
 ``specs/notions-toy.toml``) and prints, per problem, a Markdown table: one row per notion,
 one column per budget Δ, each cell the mechanism(s) with the most private value among
 the runs whose distortion is within Δ (the direction comes from the declared output:
-lower is more private except for guessing entropy). Values within 1e-9 tie.
+lower is more private except for guessing entropy). Two values tie when they differ by no
+more than compare's resolution (results/verdicts.py): 1e-6 of the value (plus 1e-9 here),
+and for I(A; B̂) the certified gap of either run (a run stopped uncertified, `converged`
+false, brings no gap; a mechanism 1.5e-9 bits below an optimum certified to 1.5e-6 bits
+has not beaten it).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import pandas as pd
 import privbench as pb
 from privbench.protocol.feasibility import within_budget
 from privbench.results.store import open_existing
+from privbench.results.verdicts import numeric_floor
 
 NOTIONS = ("mi_bits", "maximal_leakage", "min_entropy_leakage", "sibson_mi", "lip_epsilon",
            "ldp_epsilon_private", "total_variation", "t_closeness", "guessing_entropy")
@@ -53,7 +58,12 @@ def winners(runs: pd.DataFrame, name: str, direction: str) -> str:
         return "-"
     sign = 1.0 if direction == "lower" else -1.0
     best = float((sign * values).min())
-    names = sorted(values.index[sign * values <= best + TIE])
+    gaps = pd.Series(0.0, index=values.index)
+    if name == "mi_bits" and "gap_bits" in runs:
+        gaps = runs.set_index("mechanism")["gap_bits"].reindex(values.index).astype(float).fillna(0.0)
+    best_gap = float(gaps[sign * values == best].max())
+    tolerance = [max(TIE, numeric_floor(best, v), best_gap, g) for v, g in zip(values, gaps, strict=True)]
+    names = sorted(values.index[sign * values <= best + np.array(tolerance)])
     value = sign * best
     return f"{', '.join(names)} ({0.0 if abs(value) < TIE else value:.3g})"
 
@@ -89,8 +99,13 @@ def suite_frame(path: str) -> pd.DataFrame:
     df["fraction"] = df.metrics.map(lambda m: m.get("relative_delta"))
     df = df[df.within & df.fraction.notna()]
     df["mi_bits"] = df["mi_bits"].astype(float)
+    # a run stopped at its cap without its certificate has a gap, but no say in ties
+    certified = df.metrics.map(lambda m: m.get("converged") is not False)
+    df["gap_bits"] = df["gap_bits"].astype(float).where(certified)
     keys = ["problem", "fraction", "mechanism"]
-    out = df.groupby(keys, sort=False)[list(NOTIONS)].mean().reset_index()
+    out = df.groupby(keys, sort=False)[list(NOTIONS)].mean()
+    out["gap_bits"] = df.groupby(keys, sort=False)["gap_bits"].max()
+    out = out.reset_index()
     out = out.merge(df.groupby("problem")["n"].first().rename("n"), on="problem")
     return out
 
