@@ -9,7 +9,7 @@ import pytest
 
 import privbench as pb
 from privbench.measures.information import mutual_information
-from privbench.plugins.mechanisms._sppm import modes, working_set
+from privbench.plugins.mechanisms._sppm import continuation, modes, working_set
 
 #: the relative budgets of the curve, Δ / d_const
 CURVE = (1e-4, 1e-3, 0.01, 0.03, 0.1, 0.3, 0.6)
@@ -57,12 +57,15 @@ def test_auto_picks_the_dual_mode_at_a_tenth_of_census_d_const(real_data_dir, mo
 
 
 def test_auto_picks_the_dual_mode_from_a_tenth_of_d_const_on_small_alphabets() -> None:
+    """Up to n = COARSE_FROM (and off a line) the dual mode starts at 0.1 d_const; on a
+    longer line, where it starts from a coarse solve, at 0.01 d_const."""
     small, large = pb.load_dataset("synthetic", m=5), pb.load_dataset("synthetic", m=12)
     for problem in (small, large):
         dc = d_const(problem)
-        big = problem.n > modes.AUTO_DUAL_MAX_N
-        assert modes.resolve_mode("auto", problem, 0.1 * dc) == ("frank-wolfe" if big else "dual")
-        assert modes.resolve_mode("auto", problem, 0.099 * dc) == "frank-wolfe"
+        start = modes.AUTO_LINE_DUAL_FROM if problem.n > continuation.COARSE_FROM \
+            else modes.AUTO_DUAL_FROM
+        assert modes.resolve_mode("auto", problem, start * dc) == "dual"
+        assert modes.resolve_mode("auto", problem, 0.99 * start * dc) == "frank-wolfe"
         assert modes.resolve_mode("optimal", problem, 0.5 * dc) == "optimal"
 
 

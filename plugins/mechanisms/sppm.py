@@ -57,7 +57,8 @@ class SPPM(pb.MappingMechanism):
         this many iterations from the master; 0 keeps every pair.
     threads : threads for pricing (0 = every core this process may use).
     mode : ``auto`` (default): ``dual`` when Δ is at least 0.1 d_const (d_const the best
-        constant mapping's E[d]), except on a line with n > 2,048, else ``frank-wolfe``
+        constant mapping's E[d]; 0.01 d_const on a line with n > 256, where the dual mode
+        starts from a coarse solve, docs/sppm.md), else ``frank-wolfe``
         (measured in docs/sppm-frontier.md); ``frank-wolfe``; ``optimal``: Frank-Wolfe to a
         1e-3-bit gap, then exact solves of problem (1) restricted to the active pairs
         (cvxpy, Clarabel) alternated with exact pricing, for gaps Frank-Wolfe cannot reach (1e-6 bits); or

@@ -456,31 +456,33 @@ def dual_rounds(problem: PrivacyProblem, delta: float, rows: np.ndarray, cols: n
                 x: np.ndarray, nu: float, price: Callable[[np.ndarray, float],
                                                           tuple[np.ndarray, np.ndarray]],
                 tol: float, rounds: int, log: list[dict],
-                on_round: Callable[[DualRound], None] | None = None, threads: int = 1
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, str]:
+                on_round: Callable[[DualRound], None] | None = None, threads: int = 1,
+                start: tuple[np.ndarray, float] | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, str,
+                           tuple[np.ndarray, float]]:
     """Rounds of smoothed dual ascent on V and exact pricing, from the mapping (rows, cols, x).
 
     ``price(L, λ)`` is exact pricing over all n outputs (λ = -ν <= 0), returning the
     (argmin, min) per input of c_ij - λ a_ij. Returns the pairs, the best mapping on them,
-    the best certified lower bound (nats) and why it stopped. ``threads`` (1 or 2) run
-    the smoothed dual's passes.
+    the best certified lower bound (nats), why it stopped and the last dual point
+    (logits θ, ν). ``threads`` (1 or 2) run the smoothed dual's passes. ``start`` (θ, ν),
+    a warm start (:mod:`.continuation`), replaces the posterior of x and ``nu`` as the
+    first dual point and skips the coarse temperatures.
     """
-    n, live = problem.n, problem.p_a > 0
+    n = problem.n
     dual = RestrictedDual(problem, delta, rows, cols, threads)
-    # start from the posterior of x; outputs without mass from their own input's posterior
-    Q = output_joint(problem.joint, rows, cols, x, n)[live]
-    q = Q.sum(axis=0)
-    post = np.where(q > 0, Q / np.where(q > 0, q, 1.0), dual.S)
-    log_post = np.log(np.clip(post, 1e-13, 1.0))
-    theta = np.clip(log_post[:-1] - log_post[-1], -LOGIT_BOUND, LOGIT_BOUND)
-    log_nu = math.log(max(nu, 1e-8))
+    if start is None:
+        theta = posterior_logits(problem, rows, cols, x, dual.S)
+    else:
+        theta, nu = np.clip(start[0], -LOGIT_BOUND, LOGIT_BOUND), start[1]
+    log_nu = float(np.clip(math.log(max(nu, 1e-8)), *LOG_NU_BOUNDS))
     best_ub = leakage_nats(output_joint(problem.joint, rows, cols, x, n), problem.p_a)
     best = (dual.rows.copy(), dual.cols.copy(), _align(rows, cols, x, dual, n))
     best_lb = -math.inf
     floor = min(TAUS[-1], max(tol, TOL_FLOOR) * LN2 / 30)  # tol = 0: still a temperature
     taus = [t for t in TAUS if t > floor] + [floor]
     stop = "dual mode: rounds exhausted"
-    coarse = True
+    coarse = start is None
     box = (np.r_[np.full(theta.size, -LOGIT_BOUND), LOG_NU_BOUNDS[0]],
            np.r_[np.full(theta.size, LOGIT_BOUND), LOG_NU_BOUNDS[1]])
     for rnd in range(rounds):
@@ -524,7 +526,18 @@ def dual_rounds(problem: PrivacyProblem, delta: float, rows: np.ndarray, cols: n
             taus = taus + [floor]
     dual.close()
     rows_b, cols_b, x_b = best
-    return rows_b, cols_b, x_b, best_lb, stop
+    return rows_b, cols_b, x_b, best_lb, stop, (theta, math.exp(log_nu))
+
+
+def posterior_logits(problem: PrivacyProblem, rows: np.ndarray, cols: np.ndarray,
+                     x: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """The dual mode's logits of the posterior of the mapping x (outputs without mass take
+    their own input's posterior S), clipped to ±``LOGIT_BOUND``: its cold start."""
+    Q = output_joint(problem.joint, rows, cols, x, problem.n)[problem.p_a > 0]
+    q = Q.sum(axis=0)
+    post = np.where(q > 0, Q / np.where(q > 0, q, 1.0), S)
+    log_post = np.log(np.clip(post, 1e-13, 1.0))
+    return np.clip(log_post[:-1] - log_post[-1], -LOGIT_BOUND, LOGIT_BOUND)
 
 
 def _ascend(dual: RestrictedDual, par: np.ndarray, tau: float, box: tuple[np.ndarray, np.ndarray],

@@ -385,6 +385,10 @@ class FrankWolfe:
     #: ``time.perf_counter()`` at the start of the solve (0: at construction)
     t0: float = 0.0
     polish_log: list[dict] = field(default_factory=list)
+    #: the dual mode's warm start (:class:`.continuation.WarmStart`), None: a cold start
+    warm: Any = None
+    #: the dual mode's last dual point (logits θ, ν), for a finer level's warm start
+    dual_point: Any = None
 
     def __post_init__(self) -> None:
         self.t0 = self.t0 or time.perf_counter()

@@ -18,10 +18,10 @@ import numpy as np
 from privbench import PrivacyProblem
 from privbench.protocol.feasibility import normalise_columns, pull_into_budget, row_budget_costs
 
+from . import continuation
 from .dual_mode import DualRound, dual_rounds
 from .frank_wolfe import LN2, FrankWolfe
 from .leakage import decoder_logratios, output_joint
-from .line_pricing import LinePricer
 from .polish import polish
 
 #: mapping entries below this are solver dust: the optimal mode also tries them at zero
@@ -59,9 +59,18 @@ def finish_dual(s: FrankWolfe, rounds: int) -> None:
                      max(record.upper_bits - max(record.lower_bits, best_lb / LN2), 0.0))
 
     threads = V.line.threads if V.line is not None else 1  # the pricing's own (sppm threads)
-    rows, cols, xd, lb, stop = dual_rounds(V.problem, delta, V.rows, V.cols, s.x, -s.lam, price,
-                                           tol, rounds, log, on_round, threads)
     n = V.n
+    rows0, cols0, x0 = V.rows, V.cols, s.x
+    start = None
+    if s.warm is not None:  # a coarse solve's dual point and pairs (:mod:`.continuation`)
+        fresh = ~np.isin(s.warm.rows * n + s.warm.cols, V.rows * n + V.cols)
+        rows0 = np.concatenate([V.rows, s.warm.rows[fresh]])
+        cols0 = np.concatenate([V.cols, s.warm.cols[fresh]])
+        x0 = np.concatenate([s.x, np.zeros(int(fresh.sum()))])
+        start = (s.warm.theta, s.warm.nu)
+    rows, cols, xd, lb, stop, s.dual_point = dual_rounds(
+        V.problem, delta, rows0, cols0, x0, -s.lam, price, tol, rounds, log, on_round, threads,
+        start)
     x0_keys = V.rows[: V.x_start.size] * n + V.cols[: V.x_start.size]
     first = np.isin(rows * n + cols, x0_keys)
     order = np.concatenate([np.flatnonzero(first), np.flatnonzero(~first)])
@@ -142,30 +151,29 @@ def _polish_rounds(s: FrankWolfe, rounds: int) -> tuple[np.ndarray, float, str]:
 #: on (d_const: the best constant mapping's E[d]) and ``frank-wolfe`` below it, where
 #: Frank-Wolfe's bursts certify fastest (docs/sppm-frontier.md has the measurements)
 AUTO_DUAL_FROM = 0.1
+#: ... and on a long line (where the dual mode starts from a coarse solve,
+#: :mod:`.continuation`) from this one: synthetic m = 10 and 12 certify 0.01 to 0.6
+#: d_const in 2-8 s that way; below it the warm-started dual mode stalls (m = 10,
+#: 1e-3 d_const: no round done in 300 s) and Frank-Wolfe is kept
+AUTO_LINE_DUAL_FROM = 0.01
 #: relative slack of that comparison (rounding of d_const's two computations)
 AUTO_RTOL = 1e-9
-#: ... on a line (1-D features) only on alphabets up to this size: above it the dual
-#: mode's active set grows towards n² pairs there (synthetic m = 12, Δ = 0.3 d_const: 3.4
-#: million pairs, no certificate in 640 s) and Frank-Wolfe is kept. Other distortions
-#: (census's Hamming profiles) have no such limit: there the dual mode is the fast one
-AUTO_DUAL_MAX_N = 2048
 
 
 def resolve_mode(mode: str, problem: PrivacyProblem, delta: float) -> str:
     """The mode a run uses: ``mode`` itself, or for ``auto`` the one the relative budget
-    Δ / d_const, the distortion and n call for (:data:`AUTO_DUAL_FROM`,
-    :data:`AUTO_DUAL_MAX_N`).
+    Δ / d_const and the distortion call for (:data:`AUTO_DUAL_FROM`,
+    :data:`AUTO_LINE_DUAL_FROM`).
 
     d_const = min_i Σ_j p_j d_ij, the constant mapping's budget (O(n k) for squared l2
     and Hamming features, the same sums the perfect-privacy check does)."""
     if mode != "auto":
         return mode
-    if problem.n > AUTO_DUAL_MAX_N and LinePricer.supports(problem.distortion):
-        return "frank-wolfe"
     d_const = float(row_budget_costs(problem).min()) if problem.n else 0.0
+    start = AUTO_LINE_DUAL_FROM if continuation.applies(problem) else AUTO_DUAL_FROM
     # the O(n k) sums differ from the constant mechanism's exact row by ~1e-13 relative:
     # Δ = 0.1 d_const computed either way must pick the same mode
-    return "dual" if d_const > 0 and delta >= AUTO_DUAL_FROM * d_const * (1 - AUTO_RTOL) \
+    return "dual" if d_const > 0 and delta >= start * d_const * (1 - AUTO_RTOL) \
         else "frank-wolfe"
 
 

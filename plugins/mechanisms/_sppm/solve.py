@@ -18,7 +18,9 @@ from privbench import LPBackend, PrivacyProblem
 from privbench._plumbing.blas import one_blas_thread
 from privbench.protocol.feasibility import constant_output, normalise_columns, pull_into_budget
 
+from . import continuation
 from .atoms import AtomSet
+from .dual_mode import posterior_logits
 from .frank_wolfe import (
     LN2,
     ActiveSet,
@@ -30,7 +32,7 @@ from .frank_wolfe import (
     start_pairs,
 )
 from .leakage import POSTERIOR_FLOOR, output_joint
-from .modes import MODES
+from .modes import MODES, resolve_mode
 from .perfect import perfect_privacy_mapping
 
 
@@ -52,31 +54,78 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
     best = constant_output(problem, delta) if problem.prior_mi_bits > 0 else None
     if best is not None:  # a constant mapping has I = 0, which is optimal
         return _constant_outcome(problem.n, best, variant, t_total)
+    options = dict(iterations=iterations, tol=tol, eta=eta, variant=variant,
+                   corrective_steps=corrective_steps, neighbours=neighbours,
+                   exact_every=exact_every, rounds=rounds, prune_after=prune_after,
+                   threads=threads, mode=mode, polish_rounds=polish_rounds, handover=handover,
+                   warmup=warmup, restricted_steps=restricted_steps)
+    state = _solve_state(problem, delta, backend, options, x0, on_iteration, t_total)
+    _perfect_privacy_by_lp(state)
+    return _outcome(state, mode, variant, t_total)
+
+
+def _solve_state(problem: PrivacyProblem, delta: float, backend: LPBackend,
+                 o: dict[str, Any], x0: Any,
+                 on_iteration: Callable[[dict[str, Any]], None] | None,
+                 t_total: float) -> FrankWolfe:
+    """Frank-Wolfe then the mode's finisher; the solver's state at the end. The dual mode
+    on a long line starts from a coarse solve (:mod:`.continuation`) when X0 is not given."""
+    mode = o["mode"]
     handover_first, finish = MODES[mode]
+    warm = continuation.coarse_start(
+        problem, delta, lambda p, d: _coarse_solve(p, d, backend, o)) \
+        if mode == "dual" and x0 is None and continuation.applies(problem) else None
     timers = {"pricing": 0.0, "lp": 0.0, "linesearch": 0.0, "polish": 0.0}
     rows, cols, x = start_pairs(problem, delta) + (np.ones(problem.n),) if x0 is None \
         else start_from(problem, delta, x0)
-    V = ActiveSet(problem, backend, rows, cols, x, timers, neighbours, delta, rounds,
-                  threads or available_cores())
+    V = ActiveSet(problem, backend, rows, cols, x, timers, o["neighbours"], delta, o["rounds"],
+                  o["threads"] or available_cores())
     atoms = AtomSet(x, output_joint(problem.joint, rows, cols, x, problem.n)) \
-        if variant == "pairwise" else None
-    state = FrankWolfe(problem, delta, V, x.copy(), atoms, eta, tol,
-                       max(tol, handover) if handover_first else tol,
-                       min(iterations, warmup) if mode == "dual" else iterations,
-                       exact_every, corrective_steps, prune_after, on_iteration,
+        if o["variant"] == "pairwise" else None
+    iterations, tol = o["iterations"], o["tol"]
+    if mode == "dual":  # a warm start needs no Frank-Wolfe pairs: one certified step only
+        iterations = min(iterations, 0 if warm is not None else o["warmup"])
+    state = FrankWolfe(problem, delta, V, x.copy(), atoms, o["eta"], tol,
+                       max(tol, o["handover"]) if handover_first else tol,
+                       iterations, o["exact_every"], o["corrective_steps"], o["prune_after"],
+                       on_iteration,
                        # the other modes finish on V: bursts leave it larger (their pairs
                        # join it), which loosens the optimal mode's bounds at its dust
-                       restricted_steps=restricted_steps if mode == "frank-wolfe" else 0,
-                       t0=t_total)
+                       restricted_steps=o["restricted_steps"] if mode == "frank-wolfe" else 0,
+                       t0=t_total, warm=warm)
     backend.start(problem.n, delta)
     try:
         with one_blas_thread():  # thousands of vector dot products; pricing has its threads
             run_frank_wolfe(state)
-            finish(state, polish_rounds)
+            finish(state, o["polish_rounds"])
     finally:
         V.close()
-    _perfect_privacy_by_lp(state)
-    return _outcome(state, mode, variant, t_total)
+    return state
+
+
+def _coarse_solve(problem: PrivacyProblem, delta: float, backend: LPBackend,
+                  o: dict[str, Any]) -> continuation.CoarseSolve | None:
+    """The dual mode on a coarse problem (a level of :mod:`.continuation`): its last dual
+    point, pairs and mapping; None when a constant mapping is optimal there."""
+    t = time.perf_counter()
+    if problem.prior_mi_bits <= 0 or constant_output(problem, delta) is not None:
+        return None
+    # the coarsest level (no coarser start) runs the mode ``auto`` picks there: the cold
+    # dual mode stalls at small budgets (m = 8, 1e-3 d_const: gap 0.011 bits after 20
+    # rounds, 15 s) where Frank-Wolfe certifies in a second
+    mode = "dual" if continuation.applies(problem) else resolve_mode("auto", problem, delta)
+    s = _solve_state(problem, delta, backend, {**o, "mode": mode}, None, None, t)
+    V = s.V
+    if s.dual_point is not None:
+        theta, nu = s.dual_point
+    else:  # Frank-Wolfe certified before the dual rounds: its posterior and λ
+        live = problem.p_a > 0
+        S = problem.joint[live] / np.where(problem.p_b > 0, problem.p_b, 1.0)[None, :]
+        theta, nu = posterior_logits(problem, V.rows, V.cols, s.x, S), -s.lam
+    level = {"n": problem.n, "objective_bits": s.trace_f[-1], "gap_bits": s.trace_gap[-1],
+             "pairs": int(V.rows.size), "seconds": time.perf_counter() - t}
+    below = s.warm.levels if s.warm is not None else []
+    return continuation.CoarseSolve(theta, nu, V.rows, V.cols, s.x, below + [level])
 
 
 def _perfect_privacy_by_lp(s: FrankWolfe) -> None:
@@ -136,6 +185,7 @@ def _outcome(s: FrankWolfe, mode: str, variant: str, t_total: float) -> SPPMOutc
         "support_hist": {int(k): int(v) for k, v in enumerate(np.bincount(support)) if v},
         **{f"time_{k}_s": v for k, v in V.timers.items()},
         "mode": mode, "polish": s.polish_log or None,
+        "coarse_levels": s.warm.levels if s.warm is not None else None,
         "runtime_total_s": time.perf_counter() - t_total, "variant": variant,
         "atoms": len(s.atoms) if s.atoms is not None else None,
         "objective_trace_bits": s.trace_f, "gap_trace_bits": s.trace_gap,
