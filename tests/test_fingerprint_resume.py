@@ -158,7 +158,7 @@ def test_regress_refuses_text_where_a_number_belongs(tmp_path, capsys) -> None:
     assert main(["regress", str(db)]) == 0
     assert "1 of the compared runs were made by different code" in capsys.readouterr().err
     with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE runs SET mi_bits = 'x' WHERE id = 2")
+        conn.execute("UPDATE outputs SET value = 'x' WHERE run_id = 2 AND name = 'mi_bits'")
     assert main(["regress", str(db)]) == 2
     err = capsys.readouterr().err
     assert "new run k1: mi_bits = 'x' is not a finite number" in err

@@ -94,7 +94,7 @@ def test_a_row_with_damaged_json_is_skipped_and_named(tmp_path, capsys) -> None:
     db = tmp_path / "r.sqlite"
     assert main([*RUN, "--delta", "2", "--db", str(db)]) == 0
     with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE runs SET metrics = '{not json' WHERE id = 1")
+        conn.execute("UPDATE outputs SET json = '{not json' WHERE run_id = 1 AND name = 'promises'")
     capsys.readouterr()
     assert main(["results", "--db", str(db)]) == 0
     captured = capsys.readouterr()
@@ -125,8 +125,9 @@ def test_a_corrupted_page_is_one_line_exit_3(tmp_path, capsys) -> None:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.execute("PRAGMA journal_mode = DELETE")
         conn.executemany("INSERT INTO runs (run_key, mechanism, dataset, status, created_at, "
-                         "metrics) SELECT run_key || ?, mechanism, dataset, status, created_at, "
-                         "metrics FROM runs WHERE id = 1", [(str(i),) for i in range(300)])
+                         "provenance) SELECT run_key || ?, mechanism, dataset, status, "
+                         "created_at, provenance FROM runs WHERE id = 1",
+                         [(str(i),) for i in range(300)])
     conn.close()
     data = bytearray(db.read_bytes())
     pages = len(data) // 1024

@@ -234,16 +234,22 @@ class Case:
             conn.close()
 
     def records(self, db: str, where: str = "1") -> list[dict[str, Any]]:
-        """Stored runs as dicts (metrics parsed), in stored order."""
-        cols = ("id", "run_key", "mechanism", "params", "status", "error", "mi_bits", "prior_mi_bits", "metrics")
+        """Stored runs as dicts (outputs parsed: ``mi_bits``, ``prior_mi_bits`` and the rest
+        under ``metrics``), in stored order (store schema version 2: ``runs`` + ``outputs``)."""
+        cols = ("id", "run_key", "mechanism", "params", "status", "error")
         rows = self.rows(db, f"SELECT {', '.join(cols)} FROM runs WHERE {where} ORDER BY id")
+        outputs: dict[int, dict[str, Any]] = {}
+        for run_id, name, value, text in self.rows(db, "SELECT run_id, name, value, json FROM outputs"):
+            try:
+                outputs.setdefault(run_id, {})[name] = json.loads(text) if text is not None else value
+            except ValueError:
+                continue
         found = []
         for row in rows:
             record = dict(zip(cols, row, strict=True))
-            try:
-                record["metrics"] = json.loads(record["metrics"] or "{}")
-            except ValueError:
-                record["metrics"] = {}
+            metrics = dict(outputs.get(record["id"], {}))
+            record.update(mi_bits=metrics.pop("mi_bits", None),
+                          prior_mi_bits=metrics.pop("prior_mi_bits", None), metrics=metrics)
             found.append(record)
         return found
 
@@ -958,7 +964,7 @@ def runs_table_without_id(c: Case) -> None:
 def non_json_metrics_row(c: Case) -> None:
     _stored(c, deltas=("1", "2"))
     with sqlite3.connect(c.tmp / "r.sqlite") as conn:
-        conn.execute("UPDATE runs SET metrics = '{not json' WHERE id = 1")
+        conn.execute("UPDATE outputs SET json = '{not json' WHERE run_id = 1 AND name = 'promises'")
     r = c.cli("results", "--db", "r.sqlite")
     succeeded(r)
     expect("id 1" in r.err, "silent wrong", "the damaged row was dropped without a word")
@@ -974,8 +980,8 @@ def corrupted_page(c: Case) -> None:
     with sqlite3.connect(c.tmp / "r.sqlite") as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.execute("PRAGMA journal_mode = DELETE")
-        conn.executemany("INSERT INTO runs (run_key, mechanism, dataset, status, created_at, metrics) "
-                         "SELECT run_key || ?, mechanism, dataset, status, created_at, metrics FROM runs "
+        conn.executemany("INSERT INTO runs (run_key, mechanism, dataset, status, created_at, provenance) "
+                         "SELECT run_key || ?, mechanism, dataset, status, created_at, provenance FROM runs "
                          "WHERE id = 1", [(str(i),) for i in range(300)])
     path = c.tmp / "r.sqlite"
     data = bytearray(path.read_bytes())

@@ -29,6 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import probe_trust as pt  # noqa: E402 - the classifier and the case machinery
 from probe_trust import FAST, Case, _last_line, expect, refused, succeeded  # noqa: E402
 
+from privbench.results.store import SCHEMA_VERSION  # noqa: E402 - the version this privbench writes
+
 BEFORE = set(pt.CASES)
 case = pt.case
 
@@ -237,7 +239,7 @@ def a_store_from_the_future(c: Case) -> None:
     for args in (("run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1", *FAST),
                  ("results",), ("compare",), ("report", "--out", "site")):
         r = c.cli(*args, "--db", "r.sqlite")
-        refused(r, "schema version 7", "schema version 1")
+        refused(r, "schema version 7", f"schema version {SCHEMA_VERSION}")
     expect(len(c.rows("r.sqlite", "SELECT id FROM runs")) == 4, "silent wrong", "rows added")
 
 
@@ -256,8 +258,10 @@ def an_old_store_is_migrated(c: Case) -> None:
     conn.close()
     _store(c, "old.sqlite")
     version = c.rows("old.sqlite", "PRAGMA user_version")[0][0]
-    expect(version == 1, "silent wrong", f"user_version {version} after the migration")
+    expect(version == SCHEMA_VERSION, "silent wrong", f"user_version {version} after the migration")
     expect(len(c.rows("old.sqlite", "SELECT id FROM runs")) == 5, "trust hole", "old row lost")
+    old = c.rows("old.sqlite", "SELECT value FROM outputs WHERE run_id = 1 AND name = 'mi_bits'")
+    expect(old == [(0.25,)], "trust hole", f"the old row's mi_bits became {old}")
     expect(not list(c.tmp.glob("old.sqlite.v0.bak")), "unexpected", "backup left after commit")
 
 

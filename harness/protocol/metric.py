@@ -150,6 +150,16 @@ CERTIFICATE_OUTPUTS: tuple[Output, ...] = (
 LEAKAGE_OUTPUT = Output("mi_bits", "bits", "lower", "mutual information I(A; B̂)",
                         "Calmon and Fawaz, Privacy against statistical inference, Allerton 2012",
                         convex=True, label="I(A; B̂)")
+#: the other outputs of the core metrics that every record shows at top level (DESIGN's
+#: ``run --json`` contract; :data:`privbench.protocol.record.TOP_LEVEL_OUTPUTS`): declared
+#: here once, and the core metrics declare these very objects
+PRIOR_LEAKAGE_OUTPUT = Output("prior_mi_bits", "bits", "lower",
+                              "I(A; B), the leakage with no mechanism", "Shannon 1948",
+                              label="I(A; B)", of="mi_bits", relation="prior")
+DISTORTION_OUTPUT = Output("distortion", "distortion", "neutral", "expected distortion E[d(B, B̂)]",
+                           label="E[d(B, B̂)]")
+NNZ_OUTPUT = Output("nnz", "count", "neutral", "non-zeros of the mapping")
+SUPPORT_MAX_OUTPUT = Output("support_max", "count", "neutral", "largest support of a column")
 
 
 def unknown_needs(needs: frozenset[str] | set[str] | tuple[str, ...]) -> list[str]:

@@ -1,37 +1,61 @@
-"""The run record's fields, declared once: name, SQL type, in output order.
+"""The run record: the runner's own fields, and the outputs it shows at top level.
 
-The runner fills records with these fields (the CLI's ``--json`` contract), the store derives its
-``runs`` columns from them, and ``--json`` prints them in this order.
+The runner's fields (identity, status, timing, provenance) are the record's schema and the
+store's ``runs`` columns. Everything a run measures is an output a plugin declared
+(:class:`~privbench.protocol.metric.Output`), stored once per run in the store's
+``outputs`` table; a record shows the :data:`TOP_LEVEL_OUTPUTS` as fields of their own
+(DESIGN's ``run --json`` contract: null where they do not apply) and the others under
+``metrics``. ``--json`` prints the fields in :data:`RECORD_FIELDS` order.
 """
 
 from __future__ import annotations
 
-#: (field, SQLite declaration) in output order
-RECORD_SCHEMA: tuple[tuple[str, str], ...] = (
+from privbench.protocol.metric import (
+    CERTIFICATE_OUTPUTS,
+    DISTORTION_OUTPUT,
+    LEAKAGE_OUTPUT,
+    NNZ_OUTPUT,
+    PRIOR_LEAKAGE_OUTPUT,
+    SUPPORT_MAX_OUTPUT,
+    Output,
+)
+
+#: the runner's own fields, (field, SQLite declaration): what a run is (mechanism, data set,
+#: parameters, budget, seed), how it ended (status, error), what it cost (runtime, memory),
+#: the problem's size, its key and the fingerprint of the code that made it
+#: (running/fingerprint.py; details under ``provenance["fingerprint"]``)
+RUN_SCHEMA: tuple[tuple[str, str], ...] = (
     ("mechanism", "TEXT NOT NULL"),
     ("dataset", "TEXT NOT NULL"),
     ("params", "TEXT"),
     ("dataset_params", "TEXT"),
     ("delta", "REAL"),
     ("seed", "INTEGER"),
-    ("lp_backend", "TEXT"),
     ("status", "TEXT NOT NULL"),
     ("error", "TEXT"),
-    ("mi_bits", "REAL"),
-    ("prior_mi_bits", "REAL"),
-    ("distortion", "REAL"),
     ("runtime_s", "REAL"),
     ("peak_mem_mb", "REAL"),
     ("n", "INTEGER"),
-    ("nnz", "INTEGER"),
-    ("support_max", "INTEGER"),
-    ("gap_bits", "REAL"),
-    ("metrics", "TEXT"),
     ("run_key", "TEXT NOT NULL"),
-    #: short hash of the code that made the run (running/fingerprint.py); details under
-    #: provenance["fingerprint"]
     ("fingerprint", "TEXT"),
 )
-RECORD_FIELDS: tuple[str, ...] = tuple(name for name, _ in RECORD_SCHEMA)
+RUN_FIELDS: tuple[str, ...] = tuple(name for name, _ in RUN_SCHEMA)
+#: outputs a record shows as fields of their own (the rest are under ``metrics``)
+TOP_LEVEL_OUTPUTS: tuple[Output, ...] = (
+    LEAKAGE_OUTPUT, PRIOR_LEAKAGE_OUTPUT, DISTORTION_OUTPUT, NNZ_OUTPUT, SUPPORT_MAX_OUTPUT,
+    next(o for o in CERTIFICATE_OUTPUTS if o.name == "gap_bits"),
+)
+TOP_LEVEL_NAMES: tuple[str, ...] = tuple(o.name for o in TOP_LEVEL_OUTPUTS)
+
+
+def _sql_type(out: Output) -> str:
+    return "INTEGER" if out.unit == "count" else "REAL"
+
+
+_TYPES = dict(RUN_SCHEMA) | {o.name: _sql_type(o) for o in TOP_LEVEL_OUTPUTS} | {"metrics": "TEXT"}
+#: the record's fields in output order (``--json``): run fields, top-level outputs, metrics
+RECORD_FIELDS: tuple[str, ...] = (*RUN_FIELDS[:-2], *TOP_LEVEL_NAMES, "metrics", *RUN_FIELDS[-2:])
+#: (field, SQL type) of every record field (exports keep integers integers)
+RECORD_SCHEMA: tuple[tuple[str, str], ...] = tuple((name, _TYPES[name]) for name in RECORD_FIELDS)
 #: fields holding nested data (stored as JSON text)
 JSON_FIELDS = ("params", "dataset_params", "metrics")

@@ -1,4 +1,7 @@
-"""The results store: SQLite, one row per run, one transaction per row.
+"""The results store: SQLite, one row per run, one transaction per run.
+
+Its layout (schema version 2: the runner's fields in ``runs``, every output in ``outputs``)
+is :mod:`privbench.results.layout`.
 
 WAL journaling and a commit per run mean that killing a sweep (even with SIGKILL)
 loses at most the runs in flight; ``--resume`` skips runs whose key is already stored
@@ -21,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from privbench.protocol.errors import PrivbenchError, StoreReadError, StoreWriteError
-from privbench.protocol.record import JSON_FIELDS, RECORD_SCHEMA
+from privbench.results import layout
 
 DEFAULT_DB = Path(".privbench") / "results.sqlite"
 #: tries to open (and create) a database that other processes are creating too
@@ -30,7 +33,7 @@ FINAL_STATUSES = ("ok", "invalid", "skip")
 #: SQLite's application_id of a privbench store ("pbrs"), set when it is created
 APPLICATION_ID = 0x70627273
 #: the tables a privbench store held before it carried the mark (accepted without it)
-LEGACY_TABLES = ("runs", "claims", "optimum_certificates")
+LEGACY_TABLES = ("runs", "outputs", "claims", "optimum_certificates")
 #: a claim not renewed for this long belongs to a sweep that died (any host); the sweep
 #: that holds it renews it every :data:`HEARTBEAT_S`
 CLAIM_LEASE_S = 300.0
@@ -39,20 +42,11 @@ HEARTBEAT_S = 30.0
 #: later is invalid, not a lease that never runs out
 CLAIM_CLOCK_SKEW_S = 60.0
 #: the store's schema version (SQLite ``PRAGMA user_version``). 0: a store written before
-#: privbench recorded one (migrated by the first command that writes to it); 1: the runs
-#: table with every column of :data:`_COLUMNS`, its index and the claims table
-SCHEMA_VERSION = 1
-
-#: the record's fields (declared once, in protocol.record) plus the store's own
-_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("run_key", "TEXT NOT NULL"),
-    ("sweep_id", "TEXT"),
-    *(column for column in RECORD_SCHEMA if column[0] != "run_key"),
-    ("provenance", "TEXT"),
-    ("created_at", "TEXT NOT NULL"),
-)
-JSON_COLUMNS = (*JSON_FIELDS, "provenance")
-COLUMN_NAMES = tuple(name for name, _ in _COLUMNS)
+#: privbench recorded one; 1: the runs table with the core metric's outputs as columns and
+#: the others as JSON, its index and the claims table; 2: the runner's fields in ``runs``
+#: and every output in ``outputs`` (:mod:`privbench.results.layout`). Older stores are
+#: migrated by the first command that writes to them and read in place by the others.
+SCHEMA_VERSION = 2
 
 
 class ResultStore:
@@ -172,16 +166,15 @@ class ResultStore:
             self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
     def _create(self, migrate_from: int = 0) -> None:
-        cols = ",\n  ".join(f"{name} {decl}" for name, decl in _COLUMNS)
         with self.conn:
             self.conn.execute("BEGIN IMMEDIATE")
             if int(self.conn.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION:
                 return  # another process created or migrated it meanwhile
-            self.conn.execute(f"CREATE TABLE IF NOT EXISTS runs (\n  id INTEGER PRIMARY KEY,\n  {cols}\n)")
-            existing = {row[1] for row in self.conn.execute("PRAGMA table_info(runs)")}
-            for name, decl in _COLUMNS:  # forward-compatible: add columns newer versions use
-                if name not in existing:
-                    self.conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl.replace(' NOT NULL', '')}")
+            if layout.is_old(self.conn):
+                layout.migrate(self.conn)  # versions 0 and 1: outputs move to their table
+            elif not self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                       "name = 'runs'").fetchone():
+                layout.create_runs(self.conn)
             self.conn.execute("CREATE INDEX IF NOT EXISTS runs_key ON runs(run_key, status)")
             self.conn.execute("CREATE TABLE IF NOT EXISTS claims (run_key TEXT PRIMARY KEY, "
                               "owner TEXT NOT NULL, host TEXT, pid INTEGER, claimed_at TEXT)")
@@ -199,21 +192,16 @@ class ResultStore:
 
     def add(self, record: dict[str, Any], *, sweep_id: str | None = None) -> int:
         """Insert one run record in its own transaction; returns its row id."""
-        row = {name: record.get(name) for name in COLUMN_NAMES}
+        row = {name: record.get(name) for name in layout.RUN_COLUMN_NAMES}
         row["sweep_id"] = sweep_id or record.get("sweep_id")
         row["created_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-        for name in JSON_COLUMNS:
+        for name in layout.RUN_JSON:
             row[name] = json.dumps(record.get(name) or {}, sort_keys=True, default=str)
-        placeholders = ",".join("?" for _ in COLUMN_NAMES)
         try:
             with self.conn:
-                cur = self.conn.execute(
-                    f"INSERT INTO runs ({','.join(COLUMN_NAMES)}) VALUES ({placeholders})",
-                    [row[name] for name in COLUMN_NAMES],
-                )
+                return layout.insert(self.conn, row, record)
         except sqlite3.Error as exc:
             raise StoreWriteError(f"could not store the run in {self.path}: {exc}") from None
-        return int(cur.lastrowid or 0)
 
     def claim(self, keys: Iterable[str], owner: str,
               fingerprints: dict[str, str | None] | None = None, *,
@@ -304,11 +292,19 @@ class ResultStore:
     def frame(self, *, latest: bool = False) -> pd.DataFrame:
         """All runs as a DataFrame with JSON columns decoded (``latest``: last row per key)."""
         try:  # rowid: the order rows were stored in, even in a table without an id column
-            df = pd.read_sql_query("SELECT * FROM runs ORDER BY rowid", self.conn)
+            old = layout.is_old(self.conn)  # a store opened read-only is read in place
+            df = pd.read_sql_query(f"SELECT {'' if old else 'rowid AS _rowid_, '}* FROM runs "
+                                   "ORDER BY rowid", self.conn)
+            rows = [] if old else self.conn.execute("SELECT * FROM outputs").fetchall()
         except (sqlite3.Error, pd.errors.DatabaseError) as exc:
             raise StoreReadError(f"cannot read the runs of {self.path}: {exc} (a corrupted "
                                  "file? `sqlite3 FILE .recover` may save the rest)") from None
-        df = _decode_json(df, self.path)
+        if old:
+            df = layout.read_old(_decode_json(df, self.path, (*layout.RUN_JSON, "metrics")))
+        else:
+            df, bad = layout.attach_outputs(df, rows)
+            df = _decode_json(df, self.path, layout.RUN_JSON,
+                              set(df.index[df["_rowid_"].isin(bad)])).drop(columns="_rowid_")
         if latest and not df.empty:
             df = df.drop_duplicates("run_key", keep="last").reset_index(drop=True)
         return df
@@ -355,11 +351,13 @@ def open_existing(path: str | Path) -> ResultStore:
     return ResultStore(p, create=False)
 
 
-def _decode_json(df: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """JSON columns decoded; a row whose JSON is damaged is left out, and said so on
-    stderr (naming the row ids), so that one bad row does not block every reading command."""
-    bad: set[int] = set()
-    for name in JSON_COLUMNS:
+def _decode_json(df: pd.DataFrame, path: Path, names: tuple[str, ...],
+                 bad: set[int] | None = None) -> pd.DataFrame:
+    """JSON columns ``names`` decoded; a row whose JSON is damaged (or one of ``bad``, by
+    position) is left out, and said so on stderr (naming the row ids), so that one bad row
+    does not block every reading command."""
+    bad = set(bad or ())
+    for name in names:
         if name not in df:
             df[name] = [{} for _ in range(len(df))]
             continue

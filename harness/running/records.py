@@ -33,7 +33,7 @@ TIMING_METRICS = ("prepare_s", "peak_rss_mb", "runtime_samples_s", "metric_secon
 MECHANISM_FIELDS = ("gap_bits",)
 #: fields the runner fills itself; metrics may not write them
 RUNNER_FIELDS = ("mechanism", "dataset", "params", "dataset_params", "delta", "seed",
-                 "lp_backend", "status", "error", "runtime_s", "peak_mem_mb", "n",
+                 "status", "error", "runtime_s", "peak_mem_mb", "n",
                  "prior_mi_bits", "metrics", "run_key", "fingerprint")
 
 

@@ -60,7 +60,7 @@ def empty_record(spec: RunSpec) -> dict[str, Any]:
     record.update(
         mechanism=spec.mechanism, dataset=spec.dataset, params=dict(spec.mechanism_params),
         dataset_params=dict(spec.dataset_params), delta=float(spec.delta), seed=spec.seed,
-        lp_backend=spec.mechanism_params.get("lp_backend"), metrics={}, run_key=spec.key,
+        metrics={}, run_key=spec.key,
     )
     if spec.relative_delta is not None:  # Δ = relative_delta x the data set's d_const
         record["metrics"]["relative_delta"] = float(spec.relative_delta)

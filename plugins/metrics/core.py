@@ -14,15 +14,20 @@ import scipy.sparse as sp
 
 import privbench as pb
 from privbench import metrics as M
-from privbench.protocol.metric import LEAKAGE_OUTPUT
+from privbench.protocol.metric import (
+    DISTORTION_OUTPUT,
+    LEAKAGE_OUTPUT,
+    NNZ_OUTPUT,
+    PRIOR_LEAKAGE_OUTPUT,
+    SUPPORT_MAX_OUTPUT,
+)
 
 
 class PriorLeakage(pb.Metric):
     name = "prior_leakage"
     description = "I(A; B) in bits, the leakage without any mechanism"
     needs = frozenset({"problem"})
-    outputs = (pb.Output("prior_mi_bits", "bits", "lower", "I(A; B), the leakage with no mechanism",
-                         "Shannon 1948", label="I(A; B)", of="mi_bits", relation="prior"),)
+    outputs = (PRIOR_LEAKAGE_OUTPUT,)
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         return {"prior_mi_bits": problem.prior_mi_bits}
@@ -44,8 +49,7 @@ class ExpectedDistortion(pb.Metric):
                 '(E[d(B, B̂)] <= Δ in problem (1))')
     description = "exact E[d(B, B̂)]"
     needs = frozenset({"mapping"})
-    outputs = (pb.Output("distortion", "distortion", "neutral", "expected distortion E[d(B, B̂)]",
-              label="E[d(B, B̂)]"),)
+    outputs = (DISTORTION_OUTPUT,)
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         return {"distortion": M.expected_distortion(problem, result.mapping)}
@@ -56,9 +60,9 @@ class Support(pb.Metric):
     citation = 'Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014 (sparse mappings)'
     description = "support sizes of p(b̂ | b): nnz, max, mean, histogram"
     needs = frozenset({"mapping"})
-    outputs = (pb.Output("nnz", "count", "neutral", "non-zeros of the mapping"),
+    outputs = (NNZ_OUTPUT,
                pb.Output("support_hist", "none", "neutral", "{support size: columns with it}"),
-               pb.Output("support_max", "count", "neutral", "largest support of a column"),
+               SUPPORT_MAX_OUTPUT,
                pb.Output("support_mean", "count", "neutral", "mean support of a column"))
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
