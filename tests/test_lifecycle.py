@@ -13,6 +13,7 @@ import pytest
 
 import privbench as pb
 from privbench.cli import main
+from privbench.results.store import ResultStore
 from privbench.testing import check_mechanism
 
 TESTS = Path(__file__).resolve().parent
@@ -74,8 +75,8 @@ def test_a_mechanism_cannot_change_what_later_runs_see(lifecycle_host, tmp_path,
                      "deltas = [1.0]\n")
     db = tmp_path / "r.sqlite"
     assert main(["sweep", str(sweep), "--db", str(db), "--executor", executor]) == 0
-    rows = sqlite3.connect(db).execute(
-        "SELECT mechanism, status, mi_bits, prior_mi_bits FROM runs ORDER BY rowid").fetchall()
+    with ResultStore(db, create=False) as store:  # outputs are read through the store's reader
+        rows = store.frame()[["mechanism", "status", "mi_bits", "prior_mi_bits"]].values.tolist()
     expmec = [r for r in rows if r[0] == "expmec"]
     assert expmec and all(r[1] == "ok" and r[2] == pytest.approx(0.8379, abs=1e-4) for r in expmec)
     assert all(r[3] == pytest.approx(1.0) for r in rows)
@@ -120,8 +121,9 @@ def test_repeat_in_a_sweep_file(lifecycle_host, tmp_path) -> None:
     sweep.write_text('mechanisms = ["nearest"]\ndatasets = ["synthetic:m=3"]\ndeltas = [1.0]\nrepeat = 2\n')
     db = tmp_path / "r.sqlite"
     assert main(["sweep", str(sweep), "--db", str(db)]) == 0
-    (metrics,) = sqlite3.connect(db).execute("SELECT metrics FROM runs").fetchone()
-    assert len(json.loads(metrics)["runtime_samples_s"]) == 2
+    with ResultStore(db, create=False) as store:
+        metrics = store.frame()["metrics"].iloc[0]
+    assert len(metrics["runtime_samples_s"]) == 2
     sweep.write_text('mechanisms = ["nearest"]\ndatasets = ["synthetic:m=3"]\ndeltas = [1.0]\nrepeat = 0\n')
     assert main(["sweep", str(sweep), "--db", str(tmp_path / "other.sqlite")]) == 2
 

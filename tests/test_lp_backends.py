@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 from scipy.optimize import linprog
 
 import privbench as pb
+from privbench.results.store import ResultStore
 
 BACKENDS = ["highs", "scipy", "mckp", "glop", "pdlp", "cvxpy"]
 #: first-order / interior-point solvers are accurate to their tolerances only
@@ -140,14 +140,15 @@ def test_sweep_with_highs_and_glop(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "privbench.cli", "sweep", str(spec), "--db",
                           str(db), "--json"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    with sqlite3.connect(db) as con:
-        rows = con.execute("SELECT lp_backend, status, mi_bits, gap_bits FROM runs").fetchall()
+    with ResultStore(db, create=False) as store:  # lp_backend is the mechanism's parameter
+        rows = [(r.params["lp_backend"], r.status, r.mi_bits, r.gap_bits)
+                for r in store.frame().itertuples()]
     assert sorted(r[0] for r in rows) == ["glop", "highs"]
     assert all(r[1] == "ok" for r in rows), rows
     mi = [r[2] for r in rows]
     assert abs(mi[0] - mi[1]) <= max(r[3] for r in rows) + 1e-9
     records = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    assert {r["lp_backend"] for r in records} == {"highs", "glop"}
+    assert {r["params"]["lp_backend"] for r in records} == {"highs", "glop"}
 
 
 def test_missing_dependency_is_listed_unavailable_with_extra(host: pb.PluginHost) -> None:

@@ -251,7 +251,7 @@ def test_lp_backend_option_reaches_the_lp_mechanisms(capsys, db_path) -> None:
     assert rc == 0
     rec = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert rec["status"] == "ok"
-    assert rec["lp_backend"] == "scipy" and rec["params"] == {"lp_backend": "scipy"}
+    assert rec["params"] == {"lp_backend": "scipy"}  # a parameter, not a record field
     rc = main(["run", "-m", "map_optimal", "-d", "synthetic:m=3", "--delta", "1",
                "--lp-backend", "mckp", "--db", str(db_path)])
     assert rc == 2

@@ -4,13 +4,13 @@ default metric off for a run (``--no-metric``) or a sweep (``skip_metrics``)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from privbench.cli import main
 from privbench.host.manager import get_host
+from privbench.results.store import ResultStore
 from privbench.running.fingerprint import used_plugins
 from privbench.running.plan import SweepSpec, plan_runs
 from privbench.running.runner import execute_run
@@ -78,8 +78,8 @@ def test_sweep_skip_metrics_key(tmp_path: Path, capsys: pytest.CaptureFixture[st
                     'skip_metrics = ["optimum"]\nbaselines = false\n')
     db = tmp_path / "r.sqlite"
     assert main(["sweep", str(spec), "--db", str(db)]) == 0
-    with sqlite3.connect(db) as conn:
-        rows = [json.loads(m) for (m,) in conn.execute("SELECT metrics FROM runs")]
+    with ResultStore(db, create=False) as store:
+        rows = list(store.frame()["metrics"])
     assert len(rows) == 2
     for m in rows:
         assert m["metrics_skipped"] == ["optimum"] and "optimum_lower_bits" not in m

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 import privbench as pb
 from privbench.cli import main
+from privbench.results.store import ResultStore
 from privbench.testing import check_mechanism
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -43,8 +43,9 @@ def test_the_example_passes_check_mechanism_and_runs_from_the_cli(my_mech, tmp_p
     db = tmp_path / "r.sqlite"
     assert main(["run", "-m", "nearest:weight=0.25", "-d", "synthetic:m=4", "--delta", "1",
                  "--db", str(db)]) == 0
-    status, metrics = sqlite3.connect(db).execute("SELECT status, metrics FROM runs").fetchone()
-    assert status == "ok" and '"iterations": 1' in metrics and '"prepare_s"' in metrics
+    with ResultStore(db, create=False) as store:
+        status, metrics = store.frame()[["status", "metrics"]].iloc[0]
+    assert status == "ok" and metrics["iterations"] == 1 and "prepare_s" in metrics
     assert main(["run", "-m", "nearest:weight=2", "-d", "synthetic:m=4", "--delta", "1",
                  "--no-store"]) == 2
     assert "weight must be in [0, 1]" in capsys.readouterr().err

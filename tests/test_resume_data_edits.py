@@ -4,12 +4,12 @@ files' sha256 (``provenance.data_files``) the data."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from privbench.cli import main
+from privbench.results.store import ResultStore
 from privbench.running import problems
 
 
@@ -26,8 +26,8 @@ def sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     def run() -> list[float]:
         monkeypatch.setattr(problems, "_CACHE", type(problems._CACHE)())  # a new process
         assert main(["sweep", str(spec), "--db", str(db), "--resume"]) == 0
-        with sqlite3.connect(db) as conn:
-            return [r[0] for r in conn.execute("SELECT prior_mi_bits FROM runs ORDER BY id")]
+        with ResultStore(db, create=False) as store:
+            return list(store.frame()["prior_mi_bits"])
 
     return table, run
 
