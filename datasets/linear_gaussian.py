@@ -26,6 +26,7 @@ class LinearGaussian(pb.DatasetAdapter):
     source = "generated"
     licence = "generated"
     test_parameters = {"n_samples": [200], "n_features": [8], "n_labels": [3]}
+    conformance = True  # privbench.testing checks record mechanisms on this problem
 
     def __init__(self, n_samples: int = 1000, n_features: int = 20, n_labels: int = 6,
                  n_desired: int = 1, noise: float = 0.1, spectrum_decay: float = 0.01,

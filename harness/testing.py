@@ -112,9 +112,18 @@ def _grid(cls: type[Mechanism], params: dict[str, Any] | None) -> list[dict[str,
 def _default_problems(output: str) -> list[PrivacyProblem]:
     if output == MAPPING:
         return small_problems()
-    from privbench.api import load_dataset  # record and selection mechanisms need records
+    # record and selection mechanisms need records: the data sets that offer their
+    # test_parameters problem for conformance checks (``conformance = True``)
+    from privbench.api import load_dataset
+    from privbench.host.manager import get_host
 
-    return [load_dataset("linear_gaussian", n_samples=200, n_features=8, n_labels=3)]
+    found = sorted((name, cls) for name, cls in get_host().datasets().items()
+                   if getattr(cls, "conformance", False) is True)
+    if not found:
+        raise PrivbenchError("no available data set declares conformance = True; pass the "
+                             "problems to check the mechanism on")
+    return [load_dataset(name, **{k: v[0] for k, v in (cls.test_parameters or {}).items()})
+            for name, cls in found]
 
 
 def _check_mapping(where: str, mech: Mechanism, problem: PrivacyProblem, delta: float,

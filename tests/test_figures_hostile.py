@@ -1,4 +1,4 @@
-"""Hostile figures stay in their block (issue 41, item 5): a figure plugin that raises or
+"""Hostile figures stay in their block: a figure plugin that raises or
 returns malformed traces (text=5, a None trace, NaN or infinite sizes, 10^6 points, NaN
 values) fails only its own block, with the reason on the page; every other figure draws,
 in headless Chromium too, and the page's JSON never holds NaN."""
@@ -74,6 +74,28 @@ def test_each_hostile_figure_fails_only_its_own_block(site: Path) -> None:
     # NaN values became nulls; no file of a failed figure was written
     assert not list((site / "figures").glob("*hostile-raises*"))
     assert not list((site / "figures").glob("*hostile-million*"))
+
+
+def test_table_figures_fail_alone_and_a_good_one_is_shown_escaped(site: Path) -> None:
+    """A figure of ``type = "table"``: a malformed table fails only its block, naming what
+    is wrong; a good one is a page table (cells and tooltips escaped, a failed cell marked)
+    with its rows written as CSV and Markdown."""
+    page = (site / "index.html").read_text()
+    reasons = {"table_ragged": "table &#39;rows&#39; is not 2 rows of 2 cells",
+               "table_no_header": "no dict with a &#39;header&#39; list",
+               "table_bad_titles": "table &#39;titles&#39; is not 1 rows of 1 cells"}
+    for name, reason in reasons.items():
+        line = next((x for x in page.splitlines() if f"figure &#39;{name}&#39; failed" in x), "")
+        assert reason in line, (name, line[:300])
+    block = page[page.index('data-figure="table_good"'):]
+    block = block[:block.index("</table>")]
+    assert "&lt;pwn-cell&gt;" in block and "<pwn-" not in block
+    assert 'class=" bad" title="&lt;pwn-title&gt;">1.235</td>' in block
+    md = next((site / "figures").glob("*table-good.md")).read_text()
+    assert md == "| solver | <b>s</b> |\n|---|---|\n| <pwn-cell> | 1.235 |\n"
+    assert next((site / "figures").glob("*table-good.csv")).read_text().splitlines() == [
+        "solver,<b>s</b>", "<pwn-cell>,1.235"]
+    assert not list((site / "figures").glob("*table-ragged*"))
 
 
 CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser") if Path(p).exists()),

@@ -47,3 +47,52 @@ def test_kind_of_a_broken_module_comes_from_the_hooks_it_defines(tmp_path, monke
     assert _declared_kind("broken_reporter_plugin") == "dataset"  # not guessed from the name
     assert _declared_kind("no.such.module") == "mechanism"
     assert "broken_reporter_plugin" not in sys.modules
+
+
+class _Rival(pb.Executor):
+    name = "rival"
+    default = True
+
+    def __init__(self) -> None:
+        pass
+
+
+class _Quiet(pb.Reporter):
+    name = "quiet"
+
+    def __init__(self) -> None:
+        pass
+
+
+def test_defaults_are_the_plugins_that_declare_themselves_default(host: PluginHost) -> None:
+    """The host names no executor or reporter: the default is the one plugin whose class
+    says ``default = True``; a second claimant or none is an error naming the way out."""
+    assert host.default("executor") == "local" and host.default("reporter") == "html"
+
+    class Plugins:
+        @pb.hookimpl
+        def privbench_register_executors(self):
+            return [_Rival]
+
+    host.register(Plugins(), name="rival-plugins")
+    try:
+        host.default("executor")
+    except pb.PluginError as exc:
+        assert "several executor plugins declare default = True: local, rival" in str(exc)
+    else:
+        raise AssertionError("two default executors were accepted")
+    assert host.default("reporter") == "html"
+    bare = PluginHost(autoload=False)
+
+    class OnlyQuiet:
+        @pb.hookimpl
+        def privbench_register_reporters(self):
+            return [_Quiet]
+
+    bare.register(OnlyQuiet(), name="quiet-plugins")
+    try:
+        bare.default("reporter")
+    except pb.PluginError as exc:
+        assert "no available reporter plugin declares default = True" in str(exc)
+    else:
+        raise AssertionError("a reporter was chosen though none declares default")

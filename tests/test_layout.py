@@ -82,3 +82,53 @@ def test_the_checker_sees_a_lazy_import_gone_missing(tmp_path) -> None:
             return pd.read_csv(path)
         '''))
     assert _tool().type_only_uses(path) == [(11, "pd")]
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for parent in [p for p in path.parents if p != tmp_path and tmp_path in p.parents]:
+            (parent / "__init__.py").touch()
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def test_the_checker_fails_a_host_module_that_names_a_plugin(tmp_path) -> None:
+    """The host names no plugin: a string naming a built-in plugin in harness/ code is a
+    problem (a default, a special case), one in a docstring or comment is not."""
+    root = _tree(tmp_path, {
+        "plugins/executors/local.py": 'class Local:\n    name = "local"\n',
+        "plugins/reporters/html.py": 'class Html:\n    name = "html"\n',
+        "harness/running/sweep.py": '''\
+            """Runs on the executor that declares itself default (``local``, say)."""
+            # not "local" here
+            def make(executor=None):
+                return executor or "local:workers=2"
+            ''',
+        "harness/cli/report_cmd.py": 'def run(args):\n    """Uses html unless told."""\n'
+                                     '    return args.reporter\n\n\ndef example():\n'
+                                     '    """html"""\n',
+    })
+    found, _, _ = _tool().problems(root)
+    assert found == ["plugin named by the host: harness/running/sweep.py:4 'local:workers=2' "
+                     "(let the plugin declare it, e.g. default = True)"]
+
+
+def test_the_checker_fails_a_plugin_importing_a_reporter_and_a_reporter_importing_a_figure(
+        tmp_path) -> None:
+    root = _tree(tmp_path, {
+        "plugins/reporters/html.py": "from privbench.plugins.figures import shootout, common\n",
+        "plugins/reporters/render.py": "X = 1\n",
+        "plugins/figures/shootout.py": "def privbench_register_figures():\n    return []\n",
+        "plugins/figures/common.py": "def style():\n    return {}\n",
+        "plugins/mechanisms/_sppm/figure.py": "from privbench.plugins.reporters.render import X\n",
+        "plugins/mechanisms/sppm.py": "Y = 2\n",
+    })
+    found, _, _ = _tool().problems(root)
+    assert sorted(found) == [
+        "plugin import: plugins/mechanisms/_sppm/figure.py imports "
+        "privbench.plugins.reporters.render: imports a reporter (only the host runs reporters)",
+        "plugin import: plugins/reporters/html.py imports privbench.plugins.figures.shootout: "
+        "imports a figure plugin (a reporter gets figures from the host)",
+    ]

@@ -74,15 +74,16 @@ def test_collect_table_and_reasons() -> None:
     assert shoot.cells[(small, "optimal")].seconds_vs_best == 2.0
     assert shoot.cells[(big, "sppm")].seconds_vs_best is None  # it certified itself
     assert shoot.cells[(big, "sppm")].seconds == 30.0
-    md = sf.markdown_table(shoot)
-    assert ("| census[top_k=300] | 300 | 0.3 | – (gap reached only 0.07 bits; within 0.001 bits "
-            "of the best bound at 2 s) | 0.4 | – (not run) |") in md
-    assert "| census[top_k=2000] | 2000 | 0.3 | – (skipped (n > max_n = 300)) | 30 | – (timeout) |" in md
-    assert "expmec" not in md
+    table = sf.time_table(shoot)
+    assert table["header"] == ["instance", "n", "Δ", "optimal", "sppm", "sppm[mode=dual]"]
+    assert table["rows"] == [
+        ["census[top_k=300]", "300", "0.3", "– (gap reached only 0.07 bits; within 0.001 bits "
+         "of the best bound at 2 s)", "0.4", "– (not run)"],
+        ["census[top_k=2000]", "2000", "0.3", "– (skipped (n > max_n = 300))", "30", "– (timeout)"]]
+    assert table["bad"] == [[False] * 3 + [True, False, True], [False] * 3 + [True, False, True]]
     assert shoot.times() == {"optimal": [None, None], "sppm": [0.4, 30.0],
                              "sppm[mode=dual]": [None, None]}
-    page = sf.html_table(shoot)
-    assert "exceeds max_n = 300" in page  # the full reason as a tooltip
+    assert "exceeds max_n = 300" in table["titles"][1][3]  # the full reason as a tooltip
     assert sf.collect(df[df["label"] == "expmec"]) is None
 
 
@@ -121,11 +122,12 @@ def test_report_has_the_solver_section(tiny_store: Path, tmp_path: Path) -> None
     out = tmp_path / "site"
     assert main(["report", "--db", str(tiny_store), "--out", str(out)]) == 0
     page = (out / "index.html").read_text()
-    assert "Solver shootout" in page and 'href="#solvers"' in page
+    assert "Solver shootout" in page and 'id="store-solver-shootout"' in page
     names = {p.name for p in (out / "figures").glob("store-*.csv")}
-    assert names == {"store-solver-profile.csv", "store-suboptimality-synthetic-m-4.csv"}
-    md = (out / "solvers.md").read_text()
-    assert md.startswith("| instance | n | Δ | optimal | sppm |")
+    assert names == {"store-solver-profile.csv", "store-suboptimality-synthetic-m-4.csv",
+                     "store-solver-shootout.csv"}
+    md = (out / "figures" / "store-solver-shootout.md").read_text()
+    assert md.startswith("| instance | n | Δ | optimal | sppm |\n|---|---|---|---|---|\n")
     assert md.count("synthetic[m=4]") == 2
 
 
@@ -138,7 +140,7 @@ def test_report_without_traces_has_no_section(tmp_path: Path) -> None:
     out = tmp_path / "site"
     assert main(["report", "--db", str(db), "--out", str(out)]) == 0
     assert "Solver shootout" not in (out / "index.html").read_text()
-    assert not (out / "solvers.md").exists()
+    assert not (out / "figures" / "store-solver-shootout.md").exists()
 
 
 def test_a_failed_run_lands_on_its_problems_instance(tmp_path: Path) -> None:

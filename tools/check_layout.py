@@ -9,7 +9,11 @@ import gone missing), a plugin importing another plugin's private (``_x``) modul
 importing one above it (protocol, measures and _plumbing < host < results < running <
 cli), and a plugin or data set importing anything of the host but the public
 ``privbench`` API, ``privbench.protocol``, ``privbench.measures`` and
-``privbench._plumbing`` (see docs/architecture.md).
+``privbench._plumbing`` (see docs/architecture.md). And that the host names no plugin:
+a string in harness/ code (docstrings and comments are not code) that is the name of a
+built-in plugin (a class's ``name = "..."`` in plugins/ or datasets/), unless listed in
+:data:`NOT_PLUGIN_REFERENCES`; a module outside plugins/reporters/ importing a reporter;
+a reporter importing a module that registers figures (it gets them from the host).
 """
 
 from __future__ import annotations
@@ -37,6 +41,17 @@ ALLOWED = {
 #: what plugins/ and datasets/ may import of the host: the public API, the protocol, the
 #: exact measures and (built-in plugins only, no stability promise) the plumbing
 PLUGIN_ALLOWED = (*BASE, "privbench.plugins", "privbench.datasets")
+
+
+#: built-in plugin names that harness/ code may write because they name something else too
+NOT_PLUGIN_REFERENCES = {
+    "distortion": "the record field and output E[d] (the distortion metric's output)",
+    "scipy": "the Python package (provenance, watched modules)",
+    "cvxpy": "the Python package (provenance)",
+    "ortools": "the Python package (provenance)",
+    "bootstrap": "the metrics key holding paired resamples, read by results/significance.py "
+                 "and cli/_compare_uncertainty.py (to become a declared output relation)",
+}
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:
@@ -210,14 +225,67 @@ def _plugin_breach(module: str, target: str) -> bool:
                                              for a in PLUGIN_ALLOWED)
 
 
+def plugin_names(known: dict[str, Path]) -> set[str]:
+    """Names of the built-in plugins: ``name = "..."`` in a class body of plugins/ or
+    datasets/."""
+    found = set()
+    for module, path in known.items():
+        if not module.startswith(("privbench.plugins", "privbench.datasets")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                found |= {b.value.value for b in node.body if isinstance(b, ast.Assign)
+                          and any(isinstance(t, ast.Name) and t.id == "name" for t in b.targets)
+                          and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str)}
+    return found
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    return {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+
+
+def named_plugins(path: Path, names: set[str]) -> list[tuple[int, str]]:
+    """Strings in ``path``'s code (not docstrings) that are a plugin name, alone or as a
+    ``name:params`` / ``name[params]`` spec: the host choosing a plugin by name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = _docstrings(tree)
+    return sorted((n.lineno, n.value) for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+                  and n.value.split(":")[0].split("[")[0] in names)
+
+
+def _registers_figures(path: Path) -> bool:
+    return any(isinstance(n, ast.FunctionDef) and n.name == "privbench_register_figures"
+               for n in ast.parse(path.read_text(encoding="utf-8")).body)
+
+
+def _reporter_breach(module: str, target: str, known: dict[str, Path]) -> str | None:
+    """Why ``module`` may not import ``target``: only reporters import a reporter, and a
+    reporter imports no figure plugin (the host hands it the figures)."""
+    reporters = "privbench.plugins.reporters"
+    inside = module == reporters or module.startswith(reporters + ".")
+    if (target == reporters or target.startswith(reporters + ".")) and not inside:
+        return "imports a reporter (only the host runs reporters)"
+    if inside and target in known and target.startswith("privbench.plugins.figures") \
+            and _registers_figures(known[target]):
+        return "imports a figure plugin (a reporter gets figures from the host)"
+    return None
+
+
 def problems(root: Path = ROOT) -> tuple[list[str], int, int]:
     known = modules(root)
     # a package's __init__ importing its own submodules is not a cycle of the design
     graph = {m: {t for t in imports(m, p, known) if not _is_ancestor(t, m) and not _is_ancestor(m, t)}
              for m, p in known.items()}
     found = [f"import cycle: {' -> '.join(c)}" for c in cycles(graph)]
+    names = plugin_names(known) - set(NOT_PLUGIN_REFERENCES)
     for module, path in known.items():
         rel = path.relative_to(root)
+        if not module.startswith(("privbench.plugins", "privbench.datasets")):  # harness/
+            found += [f"plugin named by the host: {rel}:{line} {value!r} (let the plugin declare "
+                      "it, e.g. default = True)" for line, value in named_plugins(path, names)]
         found += [f"long function: {rel}:{line} {name} ({n} lines)"
                   for line, name, n in long_functions(path)]
         found += [f"type-only import used at run time: {rel}:{line} {name}"
@@ -231,6 +299,8 @@ def problems(root: Path = ROOT) -> tuple[list[str], int, int]:
             if _plugin_breach(module, target):
                 found.append(f"plugin import: {rel} imports {target} (plugins and data sets "
                              "import only privbench, its protocol, measures and plumbing)")
+            if why := _reporter_breach(module, target, known):
+                found.append(f"plugin import: {rel} imports {target}: {why}")
             owner = _reaches(module, target, known)
             if owner:
                 found.append(f"plugin reach: {rel} imports {target}, private to {owner}")

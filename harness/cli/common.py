@@ -32,7 +32,7 @@ def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool
     """The command line's options for :func:`privbench.running.sweep.execute_runs`."""
     return execute_runs(
         runs, db=None if getattr(args, "no_store", False) else args.db,
-        executor=getattr(args, "executor", None) or "local", workers=getattr(args, "workers", None),
+        executor=getattr(args, "executor", None), workers=getattr(args, "workers", None),
         scheduler=getattr(args, "scheduler", None), max_mem_mb=getattr(args, "max_mem", None),
         timeout=timeout if timeout is not None else getattr(args, "timeout", None),
         resume=resume, keep_stale=getattr(args, "keep_stale", False), sweep_id=sweep_id,

@@ -29,7 +29,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "Reads SQLite only, unless --sweep asks to run sweeps into the store first.")
     p.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results store (default {DEFAULT_DB})")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
-    p.add_argument("--reporter", default="html", help="reporter plugin (default html)")
+    p.add_argument("--reporter", default=None,
+                   help="reporter plugin (default: the one that declares itself default)")
     p.add_argument("--sweep", type=Path, action="append", default=[], metavar="SPEC.toml",
                    help="run this sweep first (resuming into --db); repeatable")
     p.add_argument("--keep-stale", action="store_true",
@@ -45,6 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.reporter = args.reporter or get_host().default("reporter")
     cls = get_host().get("reporter", args.reporter)  # fail before any sweep runs
     # a folder privbench may not write into fails before any sweep runs, too
     OutputFolder(args.out, what=f"report --out {args.out}", force=args.force).close()

@@ -39,7 +39,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "'omitted'; --full keeps them)")
     p.add_argument("--full", action="store_true",
                    help="with --json: the whole record, per-resample arrays included")
-    p.add_argument("--executor", default="local", help="local (default) or process")
+    p.add_argument("--executor", default=None,
+                   help="executor plugin (default: the one that declares itself default; "
+                        "`privbench plugins` lists them)")
     p.add_argument("--strict", action="store_true",
                    help="exit with status 1 when any run fails (error/timeout/invalid)")
     add_store_args(p)

@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="the grid: mechanisms, datasets, deltas (NAME:k=v strings), optional "
                         "seeds, lp_backends, metrics, timeout (docs/cli.md)")
     p.add_argument("--executor", default=None, help="local, process, dask; NAME:k=v,... sets executor parameters "
-                        "(default: spec or local)")
+                        "(default: the spec's, else the executor that declares itself default)")
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                    help="Dask scheduler to run on (dask executor; default: a local cluster)")
     p.add_argument("--resume", action="store_true",

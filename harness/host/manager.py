@@ -264,7 +264,7 @@ class PluginHost:
 
     def register(self, plugin: object, name: str, source: _Source | None = None) -> None:
         """Register an in-process plugin object (module or instance); errors become broken."""
-        source = source or _Source(getattr(plugin, "__module__", None) or "local", "0", name)
+        source = source or _Source(getattr(plugin, "__module__", None) or "(in process)", "0", name)
         try:
             self.pm.register(plugin, name=name)
         except Exception as exc:  # noqa: BLE001 - PluginValidationError, ValueError
@@ -401,6 +401,21 @@ class PluginHost:
     def figures(self) -> dict[str, type[Figure]]:
         """Every available (status ``ok``) figure class, by name."""
         return self._by_kind("figure")
+
+    def default(self, kind: str) -> str:
+        """The name of the plugin of ``kind`` (``executor``, ``reporter``) that privbench
+        uses when none is named: the one whose class declares ``default = True`` (the host
+        names no plugin itself; the built-ins ``local`` and ``html`` declare it).
+
+        :raises PluginError: when no available plugin of ``kind`` declares it, or several do.
+        """
+        found = sorted(name for name, cls in self._by_kind(kind).items()
+                       if getattr(cls, "default", False) is True)
+        if len(found) == 1:
+            return found[0]
+        why = ("no available " + kind + " plugin declares default = True" if not found else
+               f"several {kind} plugins declare default = True: {', '.join(found)}")
+        raise PluginError(f"{why}; name the {kind} to use (`privbench plugins` lists them)")
 
     def builtin_names(self, kind: str) -> frozenset[str]:
         """Names of the ok plugins of ``kind`` that privbench itself provides."""

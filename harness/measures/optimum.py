@@ -66,7 +66,7 @@ def anchors(problem: PrivacyProblem) -> list[Bound]:
     the cheapest constant output (0 bits, at its distortion; I* is 0 from there on)."""
     diagonal = float(problem.p_b @ problem.distortion.diagonal())
     constant = float(np.min(row_budget_costs(problem)))
-    return [Bound(diagonal, 0.0, float(problem.prior_mi_bits), "identity"),
+    return [Bound(diagonal, 0.0, float(problem.prior_mi_bits), "identity mapping"),
             Bound(constant, 0.0, 0.0, "constant output")]
 
 

@@ -24,6 +24,10 @@ class DatasetAdapter(Parametrized):
     source: ClassVar[str] = ""
     licence: ClassVar[str] = ""
     citation: ClassVar[str] = ""
+    #: its ``test_parameters`` problem is small, self-contained and carries user records:
+    #: ``privbench.testing`` checks record and selection mechanisms on it (the built-in
+    #: ``linear_gaussian`` says so; the host names no data set itself)
+    conformance: ClassVar[bool] = False
 
     def load(self) -> PrivacyProblem:
         """Build the :class:`PrivacyProblem` (prior, distortion, typed parts) this adapter describes."""

@@ -24,6 +24,9 @@ class Executor(Parametrized):
     """
 
     kind: ClassVar[str] = "executor"
+    #: the executor privbench uses when none is named (exactly one available executor
+    #: declares it; the built-in ``local`` does), so the host names no executor itself
+    default: ClassVar[bool] = False
     on_progress: Callable[..., None] | None = None
 
     def map_runs(
@@ -99,6 +102,9 @@ class Reporter(Parametrized):
     """Turns a results store into files (HTML, images, tables)."""
 
     kind: ClassVar[str] = "reporter"
+    #: the reporter ``privbench report`` uses when none is named (exactly one available
+    #: reporter declares it; the built-in ``html`` does)
+    default: ClassVar[bool] = False
     #: what the host hands a reporter before ``report`` (see :meth:`use`): figure classes
     #: by name and every declared output by name
     figures_: dict[str, type] = {}

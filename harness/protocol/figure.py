@@ -21,6 +21,13 @@ may have:
 
 Metadata keys: ``title``, ``xlabel``, ``ylabel``, ``caption``, ``xlog`` and ``ylog``
 (bools), ``ymin`` (a lower limit, e.g. 0), ``xrange`` ([lo, hi], linear units).
+
+A figure of ``type = "table"`` returns a table instead of traces: ``table(runs,
+**options)`` gives a dict with ``header`` (column names) and ``rows`` (lists of cells:
+text or numbers), and may have ``left`` (how many leading columns are labels),
+``titles`` (the rows' shape: a tooltip per cell or None) and ``bad`` (the rows' shape:
+True where a cell says something failed). The reporter shows it under the metadata's
+``title`` and ``caption`` and writes its rows as CSV and Markdown.
 """
 
 from __future__ import annotations
@@ -40,6 +47,8 @@ if TYPE_CHECKING:
 #: what a figure is drawn from: the runs of one instance (data set + parameters), of one
 #: data set adapter, or of the whole store
 SCOPES = ("instance", "dataset", "store")
+#: what a figure gives: trace dicts for a renderer (``plot``) or a table (``table``)
+TYPES = ("plot", "table")
 
 
 def column(runs: pd.DataFrame, name: str, relation: str | None = None) -> pd.Series:
@@ -59,8 +68,9 @@ def has_values(runs: pd.DataFrame, name: str, outputs: Mapping[str, Output] | No
 
 
 class Figure(Parametrized):
-    """A figure plugin. Required: ``name``, ``plot``. Optional: ``get_metadata``,
-    ``options``, class attributes ``reads``, ``scope``, ``description``.
+    """A figure plugin. Required: ``name``, ``plot`` (or, for ``type = "table"``,
+    ``table``). Optional: ``get_metadata``, ``options``, class attributes ``type``,
+    ``reads``, ``scope``, ``order``, ``description``.
 
     ``reads`` names the outputs (declared by metrics or record columns) the figure
     needs: the reporter calls it only on runs where each has a value. ``options``
@@ -69,6 +79,9 @@ class Figure(Parametrized):
     """
 
     kind: ClassVar[str] = "figure"
+    #: one of :data:`TYPES`: ``plot`` draws :meth:`plot`'s traces, ``table`` shows
+    #: :meth:`table`'s rows
+    type: ClassVar[str] = "plot"
     #: outputs the figure reads (see :func:`column`)
     reads: ClassVar[tuple[str, ...]] = ()
     #: one of :data:`SCOPES`; a store figure gets every run (failed ones too), the
@@ -88,6 +101,11 @@ class Figure(Parametrized):
 
     def plot(self, runs: pd.DataFrame, **options: Any) -> list[dict[str, Any]]:
         """Trace dicts (see the module docstring); an empty list draws nothing."""
+        raise NotImplementedError
+
+    def table(self, runs: pd.DataFrame, **options: Any) -> dict[str, Any] | None:
+        """For ``type = "table"``: ``{"header": [...], "rows": [[...], ...]}`` (optional
+        ``left``, ``titles``, ``bad``; see the module docstring), or None to show nothing."""
         raise NotImplementedError
 
     def get_metadata(self, runs: pd.DataFrame, **options: Any) -> dict[str, Any]:

@@ -68,14 +68,16 @@ def make_executor(name: str, workers: int | None = None, scheduler: str | None =
         params["max_mem_mb"] = _max_mem(cls, max_mem_mb)
     if scheduler:
         if "scheduler" not in cls.param_names():
+            takes = sorted(n for n, c in get_host().executors().items()
+                           if "scheduler" in c.param_names())
             raise ValidationError(f"--scheduler does not apply to the {name!r} executor "
-                                  "(use --executor dask)")
+                                  f"(executors that take one: {', '.join(takes) or 'none'})")
         params["scheduler"] = scheduler
     return cls.create(**params)
 
 
 def execute_runs(runs: Sequence[RunSpec], *, db: str | Path | None = DEFAULT_DB,
-                 executor: str = "local", workers: int | None = None,
+                 executor: str | None = None, workers: int | None = None,
                  scheduler: str | None = None, max_mem_mb: float | None = None,
                  timeout: float | None = None, resume: bool = False, keep_stale: bool = False,
                  sweep_id: str | None = None, progress: bool = False,
@@ -92,7 +94,7 @@ def execute_runs(runs: Sequence[RunSpec], *, db: str | Path | None = DEFAULT_DB,
     store = None if db is None else ResultStore(db)
     if store is not None:
         store.check_writable()  # before anything is computed
-    make = make_executor(executor or "local", workers, scheduler, max_mem_mb)
+    make = make_executor(executor or get_host().default("executor"), workers, scheduler, max_mem_mb)
     sweep_id = sweep_id or uuid.uuid4().hex[:12]
     claim_owner = uuid.uuid4().hex
     try:
@@ -146,7 +148,7 @@ def iter_sweep(spec: SweepSpec | str | Path | dict[str, Any], *,
         raise ValidationError(f"--workers must be an integer >= 1; got {workers}")
     runs = plan_runs(spec)
     yield from execute_runs(
-        runs, db=db, executor=executor or spec.executor or "local",
+        runs, db=db, executor=executor or spec.executor,
         workers=workers or spec.workers, scheduler=scheduler, max_mem_mb=max_mem_mb,
         timeout=timeout if timeout is not None else (spec.timeout or DEFAULT_SWEEP_TIMEOUT),
         resume=resume, keep_stale=keep_stale, sweep_id=spec.name, progress=progress,

@@ -16,6 +16,7 @@ class LocalExecutor(pb.Executor):
     name = "local"
     citation = 'none: runs in this process (privbench)'
     description = "sequential, in process (SIGALRM timeouts)"
+    default = True  # the executor used when none is named
 
     def __init__(self) -> None:
         pass

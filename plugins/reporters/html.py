@@ -2,10 +2,13 @@
 
 The page (``templates/report.html.j2``) loops over blocks: per data set and instance,
 every figure plugin (``privbench_register_figures``) whose ``reads`` the runs hold, then
-the tables. Figures are plain trace data rendered by :mod:`.render_plotly`; plotly.js is
-copied beside ``index.html``, so the page works offline and from ``file://``. Each
-figure's data is written to ``figures/<id>.csv`` and linked; with ``static=True`` every
-figure is also drawn by matplotlib to ``figures/<id>.png`` and ``.pdf`` for papers.
+the tables. Figures are plain trace data rendered by
+:mod:`privbench.plugins._render.render_plotly`; plotly.js is copied beside ``index.html``,
+so the page works offline and from ``file://``. Each figure's data is written to
+``figures/<id>.csv`` and linked; with ``static=True`` every figure is also drawn by
+matplotlib to ``figures/<id>.png`` and ``.pdf`` for papers. A table figure (``type =
+"table"``) is shown as a table, its rows written to ``figures/<id>.csv`` and ``.md``. The
+reporter knows figures only through the protocol: it imports no figure plugin.
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ import numpy as np
 
 import privbench as pb
 from privbench._plumbing.outdir import OutputFolder
+from privbench.plugins._render.render_plotly import to_plotly
 from privbench.plugins.figures import common
 
 from . import tables
-from .render_plotly import to_plotly
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,6 +90,8 @@ class _Figures:
               ) -> Block | None:
         """One figure's block; whatever the figure returns or raises, only this block fails
         (with the reason on the page), and no file of it is written."""
+        if getattr(fig, "type", "plot") == "table":
+            return self._draw_table(fig, runs, options, where)
         try:
             traces = fig.plot(runs, **options)
             if not traces:
@@ -100,23 +105,83 @@ class _Figures:
             title, caption = str(meta.get("title", fig.name)), str(meta.get("caption", ""))
             images = {}
             if self.static:
-                from .render_static import render_bytes
+                from privbench.plugins._render.render_static import render_bytes
 
                 images = {ext: render_bytes(traces, meta, ext) for ext in ("png", "pdf")}
         except Exception as exc:  # noqa: BLE001 - a figure that fails fails its own block
             return {"type": "error", "text": f"figure {fig.name!r} failed on {where}: "
                                              f"{type(exc).__name__}: {str(exc)[:500]}"}
-        fid = _slug("-".join([where, fig.name, *(str(v) for k, v in sorted(options.items())
-                                                 if k in ("output", "attack", "base", "instance"))]))
-        while fid in self.ids:
-            fid += "-x"
-        self.ids.add(fid)
+        fid = self._id(fig, options, where)
         csv_path = self.folder.write(f"figures/{fid}.csv", csv_text)
         self.files.append(csv_path)
         self.files += [self.folder.write(f"figures/{fid}.{ext}", data) for ext, data in images.items()]
         panels = [{"div": f"{fid}-{k}", "figure": f} for k, f in enumerate(figures)]
         return {"type": "figure", "id": fid, "name": fig.name, "title": title,
                 "caption": caption, "panels": panels, "csv": f"figures/{csv_path.name}"}
+
+    def _id(self, fig: pb.Figure, options: dict[str, Any], where: str) -> str:
+        fid = _slug("-".join([where, fig.name, *(str(v) for k, v in sorted(options.items())
+                                                 if k in ("output", "attack", "base", "instance"))]))
+        while fid in self.ids:
+            fid += "-x"
+        self.ids.add(fid)
+        return fid
+
+    def _draw_table(self, fig: pb.Figure, runs: pd.DataFrame, options: dict[str, Any],
+                    where: str) -> Block | None:
+        """A table figure's block (``type = "table"``): the rows as a page table, CSV and
+        Markdown; a malformed table fails only this block."""
+        try:
+            t = fig.table(runs, **options)
+            if not t:
+                return None
+            t = checked_table(t)
+            meta = fig.get_metadata(runs, **options)
+            if not isinstance(meta, dict):
+                raise TypeError(f"get_metadata returned {type(meta).__name__}; expected a dict")
+        except Exception as exc:  # noqa: BLE001 - a figure that fails fails its own block
+            return {"type": "error", "text": f"figure {fig.name!r} failed on {where}: "
+                                             f"{type(exc).__name__}: {str(exc)[:500]}"}
+        fid = self._id(fig, options, where)
+        self.files.append(self.folder.write(f"figures/{fid}.csv", _table_csv(t)))
+        self.files.append(self.folder.write(f"figures/{fid}.md", _table_markdown(t)))
+        return {"type": "figure-table", "id": fid, "name": fig.name,
+                "title": str(meta.get("title", fig.name)), "caption": str(meta.get("caption", "")),
+                "table": t, "csv": f"figures/{fid}.csv", "md": f"figures/{fid}.md"}
+
+
+def checked_table(t: Any) -> dict[str, Any]:
+    """A table figure's table checked before it is shown: ``header`` a list, ``rows`` a list
+    of lists as long as it, ``titles``/``bad`` (optional) of the rows' shape; cells as text
+    (numbers formatted), else a TypeError or ValueError saying what is wrong."""
+    if not isinstance(t, dict) or not isinstance(t.get("header"), list | tuple) \
+            or not isinstance(t.get("rows"), list | tuple):
+        raise TypeError("table returned no dict with a 'header' list and a 'rows' list")
+    header = [str(h) for h in t["header"]]
+    rows = [[tables.cell(v) for v in r] for r in t["rows"]]
+    shape = [len(header)] * len(rows)
+    extra = {key: [list(r) for r in t[key]] for key in ("titles", "bad") if t.get(key) is not None}
+    for key, grid in [("rows", rows), *extra.items()]:
+        if [len(r) for r in grid] != shape:
+            raise ValueError(f"table {key!r} is not {len(rows)} rows of {len(header)} cells")
+    titles = [[None if v is None else str(v) for v in r] for r in extra.get("titles", [])]
+    bad = [[bool(v) for v in r] for r in extra.get("bad", [])]
+    return {"header": header, "rows": rows, "left": int(t.get("left", 1)), "titles": titles,
+            "bad": bad, "title": "", "id": ""}
+
+
+def _table_csv(t: dict[str, Any]) -> str:
+    fh = io.StringIO(newline="")
+    w = csv.writer(fh)
+    w.writerows([t["header"], *t["rows"]])
+    return fh.getvalue()
+
+
+def _table_markdown(t: dict[str, Any]) -> str:
+    """The table as Markdown, to paste into a document (a ``|`` in a cell becomes ``/``)."""
+    lines = ["| " + " | ".join(t["header"]) + " |", "|" + "---|" * len(t["header"])]
+    lines += ["| " + " | ".join(str(v).replace("|", "/") for v in r) + " |" for r in t["rows"]]
+    return "\n".join(lines) + "\n"
 
 
 
@@ -238,33 +303,13 @@ def _blocks(figs: _Figures, df: pd.DataFrame) -> tuple[list[Block], list[tuple[s
     return blocks, toc
 
 
-SHOOTOUT_NOTE = (
-    "Solvers are the mechanisms whose runs record a trace (seconds, objective, own certified "
-    "lower bound). Curves: objective minus the best lower bound any solver certified on the "
-    "instance; ★ where the solver's own certified gap first reaches the target. Times are the "
-    "seconds from the start of the solve until the certificate exists (SPPM and smoothed_dual "
-    "certify themselves; mirror_descent and optimal are certified by the harness's decoder "
-    "bound, whose time is counted). A dash says why a solver did not get there. The same "
-    "table is in solvers.md.")
-
-
 def _store_blocks(figs: _Figures, df: pd.DataFrame, toc: list[tuple[str, str]]) -> list[Block]:
-    """Figures over the whole store, and the solver shootout's table when runs have traces."""
-    from privbench.plugins.figures import shootout
-
+    """The figures (and table figures) over the whole store."""
     store = figs.blocks("store", df, "store")
-    shoot = shootout.collect(df)
-    if not store and shoot is None:
+    if not store:
         return []
-    if shoot is None:
-        toc.append(("store", "whole store"))
-        return [{"type": "heading", "level": 2, "id": "store", "text": "The whole store"}, *store]
-    toc.append(("solvers", "solver shootout"))
-    figs.folder.write("solvers.md", shootout.markdown_table(shoot))
-    return [{"type": "heading", "level": 2, "id": "solvers",
-             "text": f"Solver shootout: time to a certified gap of {shoot.target:g} bits"},
-            {"type": "note", "text": SHOOTOUT_NOTE}, *store,
-            {"type": "html", "html": shootout.html_table(shoot)}]
+    toc.append(("store", "whole store"))
+    return [{"type": "heading", "level": 2, "id": "store", "text": "The whole store"}, *store]
 
 
 def _render(context: dict[str, Any]) -> str:
@@ -348,6 +393,7 @@ class HtmlReporter(pb.Reporter):
     name = "html"
     citation = "none: privbench's report (plotly.js, Jinja2)"
     description = "interactive HTML page (plotly, offline) with every registered figure and table"
+    default = True  # the reporter `privbench report` uses when none is named
     requirements = ("jinja2", "plotly")
     extra = "plot"
 

@@ -44,6 +44,34 @@ def _figure(what: str) -> type:
     return Hostile
 
 
+#: table figure name -> what its table returns (``type = "table"``)
+TABLES = {
+    "ragged": lambda: {"header": ["a", "b"], "rows": [["1", "2"], ["3"]]},
+    "no_header": lambda: {"rows": [["1"]]},
+    "bad_titles": lambda: {"header": ["a"], "rows": [["1"]], "titles": [["x", "y"]]},
+    "good": lambda: {"header": ["solver", "<b>s</b>"], "rows": [["<pwn-cell>", 1.23456789]],
+                     "titles": [[None, "<pwn-title>"]], "bad": [[False, True]]},
+}
+
+
+def _table(what: str) -> type:
+    class HostileTable(pb.Figure):
+        name = f"table_{what}"
+        description = f"a table figure that returns {what}"
+        type = "table"
+        scope = "instance"
+        order = 1
+
+        def table(self, runs, **options):
+            return TABLES[what]()
+
+        def get_metadata(self, runs, **options):
+            return {"title": f"table {what}", "caption": "a table figure"}
+
+    HostileTable.__name__ = f"HostileTable_{what}"
+    return HostileTable
+
+
 @pb.hookimpl
 def privbench_register_figures():
-    return [_figure(what) for what in CASES]
+    return [_figure(what) for what in CASES] + [_table(what) for what in TABLES]

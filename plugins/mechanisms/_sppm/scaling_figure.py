@@ -66,7 +66,7 @@ def sppm_scaling_figure(rows: list[dict[str, Any]], exact_rows: list[dict[str, A
                         path: str | Path) -> Path:
     """Write the figure to ``path`` (PNG or PDF, from the suffix) from ``privbench
     benchmark`` records."""
-    from privbench.plugins.reporters.render_static import render_file
+    from privbench.plugins._render.render_static import render_file
 
     fig = SppmScaling()
     runs = pd.DataFrame(rows)
