@@ -66,7 +66,7 @@ class SPPMWorkingSetSteps:
 
 
 class SPPMCurve:
-    """``time_solve``: SPPM's default run to its certified 1e-3 bits mid-curve (issue 38):
+    """``time_solve``: SPPM's default run to its certified 1e-3 bits mid-curve:
     synthetic m = 10 at Δ = 0.1 d_const, d_const the best constant mapping's E[d] (the
     ``auto`` mode picks the dual mode there); ``track_gap_bits``: the certified gap it
     stopped at (above 1e-3 means the default run no longer certifies this budget)."""

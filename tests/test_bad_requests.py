@@ -1,4 +1,4 @@
-"""Bad requests are exit 2 at plan time, naming the culprit; nothing computed (issue 32)."""
+"""Bad requests are exit 2 at plan time, naming the culprit; nothing computed."""
 
 from __future__ import annotations
 

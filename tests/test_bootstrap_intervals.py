@@ -1,4 +1,4 @@
-"""Bootstrap intervals over users (issue 33): the resampling, the vectorised notions, the
+"""Bootstrap intervals over users: the resampling, the vectorised notions, the
 coverage of the interval against a simulation, and the paired comparison of two runs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The field's mechanisms: privacy_funnel, watchdog, pram, mondrian, ppan (issue 28).
+"""The field's mechanisms: privacy_funnel, watchdog, pram, mondrian, ppan.
 
 Each has a small example worked out by hand in the comments, the conformance checks of
 ``check_mechanism`` and, for PPAN, the distance to the exact optimum on the toy example.

@@ -1,4 +1,4 @@
-"""Certificates from a file are checked, and keyed by the whole problem (issue 32)."""
+"""Certificates from a file are checked, and keyed by the whole problem."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 The reference is the ``optimal`` mechanism (cvxpy + Clarabel, an exponential-cone
 program: a different solver path); its repaired point's I is an upper bound on I*, and
 Clarabel solves these small programs to ~1e-9 bits. A certificate claims I* >= I(X) -
-gap; the checks below fail for an overclaim of a few 1e-6 bits (issue 19: the old checks
+gap; the checks below fail for an overclaim of a few 1e-6 bits (the old checks
 compared to an optimum only known to ~1e-6 after convergence, so any gap >= 0 passed).
 """
 

@@ -1,4 +1,4 @@
-"""One budget test everywhere, and certificates checked on arrival (issue 39, items 3 and 4).
+"""One budget test everywhere, and certificates checked on arrival.
 
 A certificate carries the Δ it was solved at; the runner refuses one solved at another Δ
 or whose lower bound exceeds the mapping's own I; the optimum metric never reports a
@@ -195,7 +195,7 @@ def test_runner_and_compare_agree_on_a_run_at_the_edge() -> None:
 
 
 def test_an_uncertified_run_is_not_taken_as_the_optimum() -> None:
-    """Issue 38 item 3: a run stopped at its cap (converged false, a weak bound) does not
+    """A run stopped at its cap (converged false, a weak bound) does not
     make the optimum: the metric solves for a narrow interval and caches nothing of it."""
     from privbench.plugins.metrics.optimum import OptimumGap
 

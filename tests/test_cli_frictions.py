@@ -1,4 +1,4 @@
-"""Frictions a new user met on the command line, each pinned by a test (issue 29, item 6)."""
+"""Frictions a new user met on the command line, each pinned by a test."""
 
 from __future__ import annotations
 

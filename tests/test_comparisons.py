@@ -1,4 +1,4 @@
-"""Comparisons that say what is real (issue 33): baselines in every sweep, replicates,
+"""Comparisons that say what is real: baselines in every sweep, replicates,
 paired significance in compare."""
 
 from __future__ import annotations

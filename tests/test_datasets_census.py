@@ -250,7 +250,7 @@ def test_real_adult_cli_run(real_data_dir: Path, monkeypatch, capsys, host) -> N
 @pytest.mark.parametrize("mechanism", ["identity", "sppm"])
 def test_real_adult_holdout_run(real_data_dir: Path, mechanism: str, monkeypatch, capsys,
                                 host) -> None:
-    """Issue 17's command: the held-out fields, and identity's held-out leakage computed
+    """The held-out study's command: the held-out fields, and identity's held-out leakage computed
     again from the held-out rows' raw columns (age by decade written out here)."""
     monkeypatch.setenv("PRIVBENCH_DATA_DIR", str(real_data_dir))
     code = cli_main(["run", "-m", mechanism, "-d", "census:top_k=300,holdout=0.3,holdout_seed=1",

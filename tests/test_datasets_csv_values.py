@@ -1,4 +1,4 @@
-"""The csv adapter reads categories as written and never echoes a file (issue 32)."""
+"""The csv adapter reads categories as written and never echoes a file."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A file privbench cannot write is exit 3 with one line, for every command that writes
-one (issue 32, found by tools/probe_trust.py io/full_disk_export)."""
+one (found by tools/probe_trust.py io/full_disk_export)."""
 
 from __future__ import annotations
 

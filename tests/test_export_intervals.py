@@ -1,5 +1,5 @@
 """``results --export`` writes every stored 95 % interval as two numeric columns,
-``<output>_ci95_lo`` and ``<output>_ci95_hi`` (DESIGN, fourth wave), also for the intervals
+``<output>_ci95_lo`` and ``<output>_ci95_hi`` (docs/cli.md), also for the intervals
 the built-in ``bootstrap`` metric declares itself (it once wrote one column of lists)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Every record carries a fingerprint of the code that made it; ``--resume`` reuses a
-stored run only when the fingerprints match (issue 32, group 1)."""
+stored run only when the fingerprints match."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Held-out evaluation (issue 17): the design/held-out split of row-based data sets, the
+"""Held-out evaluation: the design/held-out split of row-based data sets, the
 sampled and smoothed priors, and the held-out metrics, checked against computations
 from the rows themselves."""
 

@@ -1,4 +1,4 @@
-"""Hostile plugins fail their own run, named, and never bend another value (issue 32)."""
+"""Hostile plugins fail their own run, named, and never bend another value."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``run --json`` lines hold the record without the bulky per-resample arrays unless
 ``--full`` (a census line was 32 KB, up to 134 KB); the top-level fields and
-``metrics.converged`` stay (DESIGN, fourth wave)."""
+``metrics.converged`` stay (the ``--json`` contract, docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The runner drives one lifecycle for every mechanism (issue 13)."""
+"""The runner drives one lifecycle for every mechanism."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Numbers and messages (issue 41, item 4): signed zero in run keys, joint-level notions
+"""Numbers and messages: signed zero in run keys, joint-level notions
 near 1e308 and on NaN or negative joints, plugin errors that name the plugin and its
 parameters, unparsable sweep files, failed metrics said in the terminal and in compare."""
 

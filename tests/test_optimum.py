@@ -1,4 +1,4 @@
-"""Certified distance to the optimum (issue 16 part 1): bounds, their combination, the
+"""Certified distance to the optimum: bounds, their combination, the
 metric, its cache, and the CLI contract."""
 
 from __future__ import annotations

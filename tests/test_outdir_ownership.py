@@ -1,4 +1,4 @@
-"""privbench writes only what it owns (issue 41, item 1): ``report --out``, its figure
+"""privbench writes only what it owns: ``report --out``, its figure
 files and ``results --export`` replace or remove only files privbench wrote, refuse a
 non-empty folder it did not write (``--force`` writes beside), and follow no link."""
 

@@ -1,4 +1,4 @@
-"""Tests that an over-claim cannot pass (issue 32, group 6): a certified lower bound
+"""Tests that an over-claim cannot pass: a certified lower bound
 inflated by 0.1 %, or a solver that always says it converged, must fail here."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """tools/probe_trust.py keeps working: its classifier can fail, its cases stay registered,
-and a representative subset passes through the real CLI (issue 32)."""
+and a representative subset passes through the real CLI."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ TOOL4 = TOOL.with_name("probe_trust4.py")
 
 
 def test_round_four_probe_keeps_its_families() -> None:
-    """tools/probe_trust4.py (issue 41) lists its new cases in its five families."""
+    """tools/probe_trust4.py lists its new cases in its five families."""
     out = subprocess.run([sys.executable, str(TOOL4), "--list"], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]

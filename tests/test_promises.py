@@ -1,4 +1,4 @@
-"""Every promise is checked by the runner (issue 41, item 2): a mechanism declares what it
+"""Every promise is checked by the runner: a mechanism declares what it
 guarantees (``promises``), the runner measures it on the returned mapping with one
 tolerance and marks a breach ``invalid`` with the measured value; ``lip_optimal`` meets its
 ε at every ε it accepts, up to 1e308."""

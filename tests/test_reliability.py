@@ -1,4 +1,4 @@
-"""No plugin, file or database takes a sweep down or bends a number silently (issue 15)."""
+"""No plugin, file or database takes a sweep down or bends a number silently."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Resource limits, big files and unusable folders give results or one-line errors (issue 32)."""
+"""Resource limits, big files and unusable folders give results or one-line errors."""
 
 from __future__ import annotations
 

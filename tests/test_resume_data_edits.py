@@ -1,4 +1,4 @@
-"""``--resume`` re-runs the rows of a data file edited since (issue 32, found by
+"""``--resume`` re-runs the rows of a data file edited since (found by
 tools/probe_trust.py stale/csv_data_edited): the fingerprint covers the code, the data
 files' sha256 (``provenance.data_files``) the data."""
 

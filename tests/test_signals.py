@@ -1,4 +1,4 @@
-"""SIGTERM to a process-pool run: a message, the workers stopped, no orphans (issue 32)."""
+"""SIGTERM to a process-pool run: a message, the workers stopped, no orphans."""
 
 from __future__ import annotations
 

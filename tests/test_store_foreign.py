@@ -1,4 +1,4 @@
-"""A store that is not privbench's, or is damaged, and boolean variables (issue 32)."""
+"""A store that is not privbench's, or is damaged, and boolean variables."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Stores carry a schema version, read-only stores are readable, and a claim holds only
-while its lease is fresh and its holder plausible (issue 41, item 3)."""
+while its lease is fresh and its holder plausible."""
 
 from __future__ import annotations
 

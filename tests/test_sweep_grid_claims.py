@@ -1,4 +1,4 @@
-"""Silent wrongs of a sweep's grid and its claims (issue 32, group 2)."""
+"""Silent wrongs of a sweep's grid and its claims."""
 
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ def test_no_budget_at_all_is_refused() -> None:
 
 
 def test_d_const_as_design_defines_it_solve_at_infinite_delta() -> None:
-    """DESIGN: d_const = E[d] of ``pb.get_mechanism("constant").solve(problem, delta=inf)``;
+    """d_const = E[d] of ``pb.get_mechanism("constant").solve(problem, delta=inf)``;
     a mechanism that ignores Δ takes inf in ``solve``, a budgeted one still refuses it."""
     import math
 

@@ -1,4 +1,4 @@
-"""A run that catches its timeout is no result, under every executor (issue 32, found by
+"""A run that catches its timeout is no result, under every executor (found by
 tools/probe_trust.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Verdicts a statistician would sign (issue 39 item 2, issue 38 item 3).
+"""Verdicts a statistician would sign.
 
 Each case of the issue's "What was measured" is reproduced: a 1e-8-bit difference between
 X and (1 - ε)X + εI; identity vs constant on 5 users; identical replicates and 1e-17

@@ -38,7 +38,7 @@ from privbench.protocol.outputs import outputs_of
 if TYPE_CHECKING:
     import pandas as pd
 
-#: the five verdict words (DESIGN: compare's verdicts can be grepped)
+#: the five verdict words (docs/cli.md, compare: a reader can grep them)
 SIGNIFICANT = "significant"
 NOT_DISTINGUISHABLE = "not distinguishable"
 EQUAL = "equal within resolution"

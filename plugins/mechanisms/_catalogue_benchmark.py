@@ -67,7 +67,7 @@ def add_parser(cli: Any) -> None:
 
 
 def d_const(dataset: str, params: dict[str, Any]) -> tuple[float, int]:
-    """E[d] of the best constant mapping (DESIGN: relative budgets) and n."""
+    """E[d] of the best constant mapping (d_const: relative budgets, docs/cli.md) and n."""
     problem = pb.load_dataset(dataset, **params)
     res = pb.get_mechanism("constant").solve(problem, 0.0)  # Δ unused
     return float(res.stats["expected_distortion"]), problem.n

@@ -111,7 +111,8 @@ def ldp_epsilon_public(mapping: Any) -> float:
 
 
 class LPCertificate(pb.Metric):
-    """The LP mechanisms' certificate (DESIGN, fourth wave), declared so reports read it.
+    """The LP mechanisms' certificate (``lp_objective``, ``lp_bound``, ``lp_gap`` under
+    ``metrics``: docs/mechanisms.md), declared so reports read it.
 
     The catalogue's LP mechanisms (``maxleak_optimal``, ``map_optimal``, ``lip_optimal``,
     ``perfect_privacy``) compute these values during the solve; this metric copies them from
