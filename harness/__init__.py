@@ -40,7 +40,7 @@ from privbench.protocol.mechanism import (
     validate_mapping,
 )
 from privbench.protocol.metric import Metric, Output
-from privbench.protocol.outputs import interval_of, outputs_of
+from privbench.protocol.outputs import interval_of, output_of, outputs_of
 from privbench.protocol.parts import Catalog, Holdout, ProfileCoding, Ratings, Targets
 from privbench.protocol.problem import PrivacyProblem
 from privbench.running.guards import RunTimeout
@@ -73,6 +73,7 @@ __all__ = [
     "Metric",
     "Output",
     "interval_of",
+    "output_of",
     "outputs_of",
     "PluginError",
     "PluginHost",

@@ -157,3 +157,17 @@ def test_no_reader_builds_an_interval_or_prior_name_from_a_pattern() -> None:
     found = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in readers
              for m in re.finditer("|".join(PATTERNS), p.read_text(encoding="utf-8"))]
     assert not found, found
+
+
+def test_one_run_is_read_the_same_way(host) -> None:
+    record = {"mi_bits": None, "distortion": 0.5,
+              "metrics": {"mi_bits": 0.25, "converged": False, "mi_bits_ci95": [0.2, 0.3]}}
+    assert pb.output_of(record, "mi_bits") == 0.25  # the field is empty: the stored value
+    assert pb.output_of(record, "distortion") == 0.5
+    assert pb.output_of(record, "converged") is False
+    assert pb.output_of(record, "mi_bits", "interval") == [0.2, 0.3]
+    assert pb.output_of(record, "mi_bits", "prior") is None  # declared, not stored here
+    row = pd.Series(record)
+    assert pb.output_of(row, "mi_bits") == 0.25
+    with pytest.raises(pb.ValidationError, match="did you mean 'converged'"):
+        pb.output_of(record, "convergd")

@@ -17,7 +17,7 @@ import pandas as pd
 
 from privbench.protocol.feasibility import within_budget
 from privbench.protocol.metric import Output
-from privbench.protocol.outputs import interval_of
+from privbench.protocol.outputs import interval_of, output_of
 from privbench.results.significance import paired_difference, replicate_difference
 from privbench.results.verdicts import (
     EQUAL,
@@ -75,8 +75,7 @@ def _distortion_cell(row: pd.Series, budget: float) -> str:
 
 def _converged(row: pd.Series) -> bool | None:
     """The run's ``metrics.converged`` (False: stopped at its cap without its certificate)."""
-    m = row.get("metrics")
-    value = m.get("converged") if isinstance(m, dict) else None
+    value = output_of(row, "converged")
     return None if value is None else bool(value)
 
 
@@ -106,8 +105,7 @@ def _spread(row: pd.Series, out: Output) -> tuple[float, float, int]:
 
 
 def _boot(row: pd.Series) -> Any:
-    m = row.get("metrics")
-    return m.get("bootstrap") if isinstance(m, dict) else None
+    return output_of(row, "bootstrap")
 
 
 def _not_final(a: pd.Series, b: pd.Series, found: Verdict, estimate: float, res: Resolution,
@@ -132,8 +130,7 @@ def verdict(a: pd.Series, b: pd.Series, out: Output, min_diff: float = 0.0) -> s
     """How run ``a`` compares with run ``b``: the difference, its interval, how it was
     tested and one of the verdicts of :mod:`privbench.results.verdicts`."""
     va, vb = _spread(a, out)[0], _spread(b, out)[0]
-    lp = [r["metrics"].get("lp_gap") if isinstance(r.get("metrics"), dict) else None
-          for r in (a, b)]
+    lp = [output_of(r, "lp_gap") for r in (a, b)]
     res = resolution((va, vb), gaps=(_gap(a, out), _gap(b, out)), lp_gaps=(lp[0], lp[1]),
                      min_diff=min_diff)
     users, diffs = None, None

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from privbench.protocol.outputs import output_of
 from privbench.protocol.plugin import format_label
 from privbench.results.fingerprints import MARK
 from privbench.results.store import DEFAULT_DB
@@ -59,8 +60,7 @@ TABLE_NUMBERS = (("delta", "Δ"), ("status", "status"), ("mi_bits", "I bits"),
 
 def _converged(record: dict[str, Any]) -> bool | None:
     """The mechanism's own convergence flag (None when it reports none)."""
-    metrics = record.get("metrics") or {}
-    value = metrics.get("converged") if isinstance(metrics, dict) else None
+    value = output_of(record, "converged")
     return bool(value) if value is not None else None
 
 

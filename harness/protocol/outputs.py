@@ -160,6 +160,33 @@ def outputs_of(runs: pd.DataFrame, name: str, relation: str | None = None, *,
     return values
 
 
+def output_of(run: Mapping[str, Any] | pd.Series, name: str, relation: str | None = None, *,
+              outputs: Mapping[str, Output] | None = None) -> Any:
+    """One run's value of output ``name`` (or of its declared ``relation``): its own field
+    where that holds a value, else the value under ``metrics``; None where it has none.
+    For a record (``run --json``, ``pb.execute_run``) or one row of ``pb.load_runs``.
+
+    :raises ValidationError: ``name`` is neither declared nor stored in the run.
+    """
+    table = outputs if isinstance(outputs, Declared) else (
+        declared() if outputs is None else Declared(outputs.values()))
+    metrics = run.get("metrics")
+    metrics = metrics if isinstance(metrics, dict) else {}
+    if table and name not in table and name not in run and name not in metrics:
+        raise ValidationError(f"unknown output {name!r}{did_you_mean(name, table)}; declared "
+                              f"outputs: {', '.join(sorted(table))}")
+    key = name
+    if relation is not None:
+        related = table.related(name, relation)
+        if related is None:
+            return None
+        key = related.name
+    value = run.get(key)
+    if value is None or (isinstance(value, float) and value != value):
+        value = metrics.get(key)
+    return value
+
+
 def interval_of(runs: pd.DataFrame, name: str, *,
                 outputs: Mapping[str, Output] | None = None) -> pd.Series:
     """``name``'s declared interval as ``(lo, hi)`` float pairs, None where a run has none."""

@@ -118,7 +118,7 @@ RUN_COLUMNS = ["label", "instance", "delta", "status", "mi_bits", "prior_mi_bits
 def certified_cell(run: pd.Series) -> str:
     """'yes', 'no (gap 0.246 bits)' for a run stopped at its cap without its certificate
     (``metrics.converged`` false), or '-' for a mechanism that certifies nothing."""
-    converged = (run["metrics"] or {}).get("converged") if isinstance(run["metrics"], dict) else None
+    converged = pb.output_of(run, "converged")
     if converged is None:
         return "-"
     if converged:
