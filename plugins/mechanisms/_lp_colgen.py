@@ -60,6 +60,9 @@ CANDIDATE_CAP = 16
 #: minutes by the dual simplex; random Hamming n = 4,096, 36,864 columns: 50 s against 26 s
 #: for the whole perfect-privacy run, so not there)
 IPM_COLUMNS = 60_000
+#: the private phase runs up to this n: perfect privacy's own LP is not done in minutes on
+#: census with every profile (n = 9,261), and the phase must not cost more than it saves
+PRIVATE_MAX_N = 5_000
 #: rounds the perfectly private phase may take before the epigraph LP goes on alone
 PRIVATE_ROUNDS = 40
 #: bytes of one pricing block (outputs x live columns, float64)
@@ -450,13 +453,19 @@ class ColumnGeneration:
                 break
             if obj <= stop_below or bound > stop_above:
                 break
-            if rounds == 1 and self.lp.private_floor and bound <= self.lp.floor:
+            if (rounds == 1 and self.lp.private_floor and bound <= self.lp.floor
+                    and self.d.n <= PRIVATE_MAX_N):
+                before = self.pairs_i.size
                 found = self.private_phase()
                 if found is not None:
                     found.rounds += rounds
                     found.time_lp_s += t_lp
                     found.time_pricing_s += t_price
                     return found
+                # the phase's columns (which may hold this round's priced ones) joined
+                if self.pairs_i.size > before:
+                    self.add_pairs(new_i, new_j)
+                    continue
             if self.add_pairs(new_i, new_j) == 0:
                 break
         gap = relative_gap(obj, bound)
