@@ -12,7 +12,9 @@ under every exact privacy notion and the distortion. It stores, under ``metrics`
   normal interval θ̂ - b ± 1.96 sd(θ*) (``interval=basic``: the basic interval
   2θ̂ - q), clipped to the output's range, whose end at 'no leakage' (0, or G(A) for
   guessing entropy) is decided by a test against samples drawn under independence, so
-  that a true 0 is covered 95 % of the time (``mi_bits_ci95``, ``distortion_ci95``,
+  that a true 0 is covered 95 % of the time; for I(A; B̂) and Sibson the set of leakages
+  on the path to independence that the data accept (:func:`inverted_interval`); for the
+  maxima an upper end at least θ̂ + 1.96 sd (``mi_bits_ci95``, ``distortion_ci95``,
   ``maximal_leakage_ci95``, ...); coverage measured by ``tools/measure_ci_coverage.py``;
 * ``bootstrap``: ``{"resamples", "seed", "users", "interval", "key", "estimates",
   "samples": {output: [...]}}``, the per-resample values that ``compare`` pairs (``key``
