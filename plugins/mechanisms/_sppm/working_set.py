@@ -174,6 +174,13 @@ class _Restricted:
                                     last=last if last.size else np.zeros(pair.size, np.int64))
 
 
+def working_inputs(V) -> tuple[np.ndarray, np.ndarray]:
+    """(W, each input's pair count in V): W is the inputs with two pairs or more; an input
+    with one pair is frozen there (a test freezes more through this seam)."""
+    counts = np.bincount(V.cols, minlength=V.n)
+    return np.flatnonzero(counts >= 2), counts
+
+
 def burst(s, max_steps: int, it: int) -> int:
     """Up to ``max_steps`` restricted Frank-Wolfe steps from ``s.x``; returns the steps taken.
 
@@ -181,8 +188,7 @@ def burst(s, max_steps: int, it: int) -> int:
     pricing at the end); sets ``s.stop`` to ``"tolerance"`` when the certificate is met.
     """
     V = s.V
-    counts = np.bincount(V.cols, minlength=V.n)
-    work = np.flatnonzero(counts >= 2)
+    work, counts = working_inputs(V)
     if max_steps <= 0 or work.size == 0:
         return 0
     r = _Restricted(s, work, counts)
