@@ -33,15 +33,34 @@ class RunTimeout(BaseException):
 
 class Limit:
     """What :func:`time_limit` yields: ``fired`` turns true once the timeout was raised,
-    so a run that caught it and returned anyway is known to have gone past its limit."""
+    so a run that caught it and returned anyway is known to have gone past its limit.
+
+    :meth:`restart` gives the timed part of a run its whole limit again once the
+    mechanism's untimed set-up (``prepare``: numba compiling its kernels on a fresh
+    clone, tables built once) is done, so set-up and run are each limited to ``seconds``:
+    a 0.04 s solve is not stored as a timeout because its first process compiled for a
+    minute, and a set-up that hangs is still stopped.
+    """
 
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
         self.fired = False
+        self.phase = "run"
+        self.deadline = time.monotonic() + seconds if seconds else float("inf")
+        self._armed = False
 
     @property
     def message(self) -> str:
-        return f"run exceeded its time limit of {self.seconds:g} s"
+        where = " while preparing (prepare: set-up, compiling)" if self.phase == "prepare" else ""
+        return f"run exceeded its time limit of {self.seconds:g} s{where}"
+
+    def restart(self, phase: str = "run") -> None:
+        """Start the limit afresh for the next phase (see the class doc)."""
+        self.phase = phase
+        if not self._armed or self.fired or not self.seconds:
+            return
+        self.deadline = time.monotonic() + self.seconds
+        signal.setitimer(signal.ITIMER_REAL, self.seconds, REARM_S)
 
 
 def _main_thread() -> bool:
@@ -63,27 +82,33 @@ def time_limit(seconds: float | None) -> Iterator[Limit]:
     if not seconds or not _main_thread() or not hasattr(signal, "setitimer"):
         yield limit
         return
-    started = time.monotonic()
 
     def on_alarm(signum: int, frame: object) -> None:
         limit.fired = True
         raise RunTimeout(limit.message)
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
+    limit.deadline = time.monotonic() + seconds
     signal.setitimer(signal.ITIMER_REAL, seconds, REARM_S)
+    limit._armed = True
     stop = threading.Event()
     main_id = threading.main_thread().ident
 
     grace = max(ESCALATE_S, seconds)
 
     def watchdog() -> None:
-        if stop.wait(seconds + REARM_S / 2):
-            return
-        while not stop.wait(REARM_S):
-            if time.monotonic() - started > seconds + grace:
+        while True:
+            late = time.monotonic() - limit.deadline
+            if late < REARM_S / 2:  # not yet due (a restart moves the deadline on)
+                if stop.wait(REARM_S / 2 - late):
+                    return
+                continue
+            if late > grace:
                 _give_up(seconds, grace)
             if main_id is not None:
                 signal.pthread_kill(main_id, signal.SIGALRM)
+            if stop.wait(REARM_S):
+                return
 
     guard = threading.Thread(target=watchdog, name="privbench-timeout", daemon=True)
     guard.start()
@@ -92,6 +117,7 @@ def time_limit(seconds: float | None) -> Iterator[Limit]:
     finally:
         stop.set()
         guard.join()  # no SIGALRM from it after the handler is restored
+        limit._armed = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 

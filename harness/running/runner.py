@@ -35,7 +35,7 @@ from privbench.protocol.plugin import format_label
 from privbench.protocol.problem import PrivacyProblem
 from privbench.protocol.shared import using_store
 from privbench.running.fingerprint import run_fingerprint
-from privbench.running.guards import PluginAbort, RunTimeout, plugin_code, time_limit
+from privbench.running.guards import Limit, PluginAbort, RunTimeout, plugin_code, time_limit
 from privbench.running.isolation import isolated_run
 from privbench.running.problems import load_problem, run_view
 from privbench.running.provenance import provenance
@@ -175,7 +175,7 @@ def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = 
         # what plugin code prints goes to stderr: stdout carries the results (--json lines)
         with (time_limit(timeout) as limit, isolated_run(f"run {spec.key}"),
               contextlib.redirect_stdout(sys.stderr), using_store(spec.store)):
-            _execute(spec, record, on_progress)
+            _execute(spec, record, on_progress, limit)
     except RunTimeout as exc:
         record.update(status="timeout", error=str(exc))
     except InvalidMappingError as exc:
@@ -250,14 +250,19 @@ def _named(kind: str, name: str, params: dict[str, Any]) -> Iterator[None]:
 
 
 def _solve(mechanism: Mechanism, problem: PrivacyProblem, delta: float, spec: RunSpec,
-           record: dict[str, Any], on_progress: Progress | None) -> MechanismResult:
-    """prepare once (untimed), then ``spec.repeat`` timed runs; timings into ``record``."""
+           record: dict[str, Any], on_progress: Progress | None, limit: Limit | None) -> MechanismResult:
+    """prepare once (untimed, under a time limit of its own), then ``spec.repeat`` timed
+    runs; timings into ``record``."""
     context = RunContext(seed=spec.seed, on_progress=on_progress or (lambda **fields: None))
     started = time.perf_counter()
     with plugin_code(f"mechanism {spec.mechanism!r}"), \
             _named("mechanism", spec.mechanism, spec.mechanism_params):
+        if limit is not None:
+            limit.phase = "prepare"
         mechanism.prepare(problem, context)
         prepare_s = time.perf_counter() - started
+        if limit is not None:  # the run and its metrics get the whole limit
+            limit.restart("run")
         samples, peaks = [], []
         for _ in range(max(1, int(spec.repeat))):
             with ResourceMeter() as meter:
@@ -271,7 +276,8 @@ def _solve(mechanism: Mechanism, problem: PrivacyProblem, delta: float, spec: Ru
     return result
 
 
-def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None) -> None:
+def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None,
+             limit: Limit | None = None) -> None:
     with plugin_code(f"dataset {spec.dataset!r}"), _named("dataset", spec.dataset,
                                                           spec.dataset_params):
         problem = load_problem(spec.dataset, spec.dataset_params)
@@ -290,7 +296,7 @@ def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None
     if reason:
         record.update(status="skip", error=reason)
         return
-    result = _solve(mechanism, view, delta, spec, record, on_progress)
+    result = _solve(mechanism, view, delta, spec, record, on_progress, limit)
     result = check_result(result, mechanism.output)
     if result.kind == MAPPING:
         result.mapping = validate_mapping(result.mapping, problem.n)

@@ -7,6 +7,7 @@ Each returns or does one thing a careless or malicious plugin could, selected by
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -188,9 +189,28 @@ class Promises(pb.MappingMechanism):
         return self.result(np.full((n, n), 1.0 / n) if self.what == "keeps" else np.eye(n))
 
 
+class SlowPrepare(pb.MappingMechanism):
+    """Identity after a ``prepare`` of ``prepare_s`` seconds (a cold numba cache) and a
+    run of ``run_s`` seconds."""
+
+    name = "hostile_slow_prepare"
+
+    def __init__(self, prepare_s: float = 0.0, run_s: float = 0.0) -> None:
+        self.prepare_s = prepare_s
+        self.run_s = run_s
+
+    def prepare(self, problem, context):
+        super().prepare(problem, context)
+        time.sleep(self.prepare_s)
+
+    def run(self, problem, delta):
+        time.sleep(self.run_s)
+        return self.result(np.eye(problem.n))
+
+
 @pb.hookimpl
 def privbench_register_mechanisms():
-    return [Returns, Promises]
+    return [Returns, Promises, SlowPrepare]
 
 
 
