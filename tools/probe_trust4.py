@@ -107,7 +107,7 @@ def plotly_js_is_a_link(c: Case) -> None:
 
 @case("owns")
 def solvers_md_is_a_link(c: Case) -> None:
-    """A link where the report writes solvers.md (only with traces) or any other name."""
+    """A link where the report writes a file (figures/*.md only with a table figure) or any other name."""
     _linked_report(c, "index.html", False)
 
 

@@ -194,7 +194,7 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
     max_n: int
     solver: str = "colgen"
     tol: float = 1e-6
-    #: default ``max_n`` per solver (docs/catalogue-scaling.md measures them)
+    #: default ``max_n`` per solver (docs/studies/catalogue-scaling.md measures them)
     default_max_n: ClassVar[dict[str, int]] = {"colgen": 10000, "full": 400}
 
     def set_solver(self, solver: str, tol: float, max_n: int | None) -> None:
@@ -219,7 +219,7 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
                 f"{self.name}: lp_backend {self.lp_backend!r} solves restricted masters only; "
                 "this mechanism needs one that solves whole LPs (highs, scipy or cvxpy)")
 
-    size_advice = "docs/catalogue-scaling.md says how far it gets in a minute"
+    size_advice = "docs/studies/catalogue-scaling.md says how far it gets in a minute"
 
     def size_reason(self, n: int) -> str:
         """The LP has n² variables (column generation keeps n x n reduced-cost blocks)."""
