@@ -74,6 +74,8 @@ def test_a_version_1_store_is_migrated_with_every_value_kept(tmp_path) -> None:
         # numbers are numbers to SQL: runs can be picked by an output's value
         low = conn.execute("SELECT COUNT(*) FROM outputs WHERE name = 'mi_bits' AND value < 0.1"
                            ).fetchone()[0]
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    assert free == 0  # the old layout's pages given back (VACUUM after the move)
     assert not (tmp_path / "v1.sqlite.v1.bak").exists()
     assert set(_columns(db, "runs")) == {"id", "sweep_id", "provenance", "created_at", *RUN_FIELDS}
     assert low == sum(1 for r in raw.values() if r["mi_bits"] is not None and r["mi_bits"] < 0.1)
