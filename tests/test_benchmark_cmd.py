@@ -149,3 +149,24 @@ def test_the_peer_rule_needs_three_times_the_best_certified_peer_from_n_4096() -
     r = row(4096, {"b": slow_uncertified})
     peer_verdict(r)
     assert r["best_peer"] is None and r["peer_ratio"] is None and r["met"]
+
+
+def test_a_peer_that_timed_out_prints_a_dash_not_a_crash() -> None:
+    """A peer stopped at --peer-timeout has no run time: the row prints '-' and its status
+    (it crashed the command with a TypeError on None's format, issue 38)."""
+    import argparse
+
+    from privbench.plugins.mechanisms._sppm.benchmark_cmd import _line, peer_verdict
+
+    r = {"problem": "synthetic:m=12", "n": 4096, "relative_delta": 0.3, "delta": 4.2e5,
+         "lp_backend": "mckp", "time_s": 2.0, "iterations": 0, "gap_bits": 1e-4,
+         "mi_bits": 0.16577, "peak_rss_mb": 358.0, "columns": 265544, "time_pricing_s": 0.1,
+         "time_lp_s": 0.0, "time_linesearch_s": 0.0, "time_polish_s": 0.8, "converged": True,
+         "peers": {"smoothed_dual": {"status": "timeout", "time_s": None, "gap_bits": None,
+                                     "mi_bits": None, "certified": False},
+                   "mirror_descent": {"status": "ok", "time_s": 30.0, "gap_bits": 5e-4,
+                                      "mi_bits": 0.1659, "certified": True}}}
+    peer_verdict(r)
+    line = _line(r, argparse.Namespace(tol=1e-3))
+    assert "smoothed_dual - (timeout, gap nan)" in line
+    assert "mirror_descent 30.00 s" in line and "best mirror_descent x15.0" in line

@@ -277,7 +277,8 @@ def _line(r: dict[str, Any], args: argparse.Namespace) -> str:
         line += "  NOT CERTIFIED"
     if "peers" in r:
         line += "  peers: " + ", ".join(
-            f"{k} {v['time_s']:.2f} s" + ("" if v["certified"] else f" ({v['status']}, "
+            (f"{k} {v['time_s']:.2f} s" if v["time_s"] is not None else f"{k} -")
+            + ("" if v["certified"] else f" ({v['status']}, "
                                           f"gap {v['gap_bits'] if v['gap_bits'] is not None else float('nan'):.1e})")
             for k, v in r["peers"].items())
         if r.get("peer_ratio") is not None:
