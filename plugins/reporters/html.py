@@ -97,9 +97,7 @@ class _Figures:
             if not traces:
                 return None
             traces = checked_traces(traces)
-            meta = fig.get_metadata(runs, **options)
-            if not isinstance(meta, dict):
-                raise TypeError(f"get_metadata returned {type(meta).__name__}; expected a dict")
+            meta = _metadata(fig, runs, options)
             figures = finite_json(to_plotly(traces, meta))
             csv_text = _csv_text(traces)
             title, caption = str(meta.get("title", fig.name)), str(meta.get("caption", ""))
@@ -109,8 +107,7 @@ class _Figures:
 
                 images = {ext: render_bytes(traces, meta, ext) for ext in ("png", "pdf")}
         except Exception as exc:  # noqa: BLE001 - a figure that fails fails its own block
-            return {"type": "error", "text": f"figure {fig.name!r} failed on {where}: "
-                                             f"{type(exc).__name__}: {str(exc)[:500]}"}
+            return _failed(fig, where, exc)
         fid = self._id(fig, options, where)
         csv_path = self.folder.write(f"figures/{fid}.csv", csv_text)
         self.files.append(csv_path)
@@ -136,12 +133,9 @@ class _Figures:
             if not t:
                 return None
             t = checked_table(t)
-            meta = fig.get_metadata(runs, **options)
-            if not isinstance(meta, dict):
-                raise TypeError(f"get_metadata returned {type(meta).__name__}; expected a dict")
+            meta = _metadata(fig, runs, options)
         except Exception as exc:  # noqa: BLE001 - a figure that fails fails its own block
-            return {"type": "error", "text": f"figure {fig.name!r} failed on {where}: "
-                                             f"{type(exc).__name__}: {str(exc)[:500]}"}
+            return _failed(fig, where, exc)
         fid = self._id(fig, options, where)
         self.files.append(self.folder.write(f"figures/{fid}.csv", _table_csv(t)))
         self.files.append(self.folder.write(f"figures/{fid}.md", _table_markdown(t)))
@@ -412,3 +406,17 @@ class HtmlReporter(pb.Reporter):
 @pb.hookimpl
 def privbench_register_reporters() -> list[type]:
     return [HtmlReporter]
+
+
+def _metadata(fig: pb.Figure, runs: pd.DataFrame, options: dict[str, Any]) -> dict[str, Any]:
+    """The figure's metadata, which must be a dict (plots and tables alike)."""
+    meta = fig.get_metadata(runs, **options)
+    if not isinstance(meta, dict):
+        raise TypeError(f"get_metadata returned {type(meta).__name__}; expected a dict")
+    return meta
+
+
+def _failed(fig: pb.Figure, where: str, exc: Exception) -> Block:
+    """The block that stands for a figure that failed: the reason, on the page."""
+    return {"type": "error", "text": f"figure {fig.name!r} failed on {where}: "
+                                     f"{type(exc).__name__}: {str(exc)[:500]}"}
