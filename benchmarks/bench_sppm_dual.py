@@ -48,7 +48,7 @@ class SPPMDualKernels:
                                               concentration=0.05))
         delta = 0.3
         out = solve_sppm(problem, delta, pb.get_lp_backend("mckp"), iterations=WARM_STEPS,
-                         tol=0.0)
+                         tol=0.0, mode="frank-wolfe", prune_after=0, restricted_steps=0)
         self.problem, self.lam = problem, min(float(out.stats["budget_dual"]), 0.0)
         Q = leakage.output_joint(problem.joint, out.rows, out.cols, out.x, problem.n)
         self.L, self.empty = leakage.decoder_logratios(Q, problem.p_a)

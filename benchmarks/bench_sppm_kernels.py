@@ -35,7 +35,8 @@ class SPPMKernels:
         problem = _own_arrays(pb.load_dataset("synthetic", m=m))
         self.problem, self.delta = problem, 2.0 ** (m - 8)
         out = solve_sppm(problem, self.delta, pb.get_lp_backend("mckp"),
-                         iterations=WARM_STEPS, tol=0.0, prune_after=10)
+                         iterations=WARM_STEPS, tol=0.0, prune_after=10, mode="frank-wolfe",
+                         restricted_steps=0)
         self.rows, self.cols, self.x = out.rows, out.cols, out.x
         P, n = problem.joint, problem.n
         self.Q = leakage.output_joint(P, self.rows, self.cols, self.x, n)

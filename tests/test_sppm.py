@@ -268,7 +268,7 @@ def test_capped_rounds_give_a_certified_answer(lp_backend: str) -> None:
     res = full.solve(problem, delta)
     from privbench.plugins.mechanisms._sppm.solve import solve_sppm
     capped = solve_sppm(problem, delta, pb.get_lp_backend(lp_backend), iterations=2000, tol=1e-5,
-                        rounds=1)
+                        rounds=1, mode="frank-wolfe", prune_after=0, restricted_steps=0)
     assert capped.stats["gap_bits"] < 1e-5
     assert abs(capped.stats["objective_bits"] - res.stats["objective_bits"]) <= 2e-5
 
@@ -276,8 +276,8 @@ def test_capped_rounds_give_a_certified_answer(lp_backend: str) -> None:
 def test_plugin_lists_the_solver_s_modes_and_variants() -> None:
     """sppm.py names them without importing the compiled solver; they must agree."""
     from privbench.plugins.mechanisms import sppm
-    from privbench.plugins.mechanisms._sppm.frank_wolfe import VARIANTS
     from privbench.plugins.mechanisms._sppm.modes import MODES
+    from privbench.plugins.mechanisms._sppm.settings import VARIANTS
 
     assert sppm.MODES == ("auto", *MODES) and sppm.VARIANTS == VARIANTS
     assert set(sppm.AUTO_MODES) <= set(MODES)
@@ -301,7 +301,7 @@ def test_the_solve_runs_with_one_blas_thread_and_restores_it() -> None:
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
         outside = blas_threads()
         solve_sppm(pb.load_dataset("synthetic", m=6), 0.25, pb.get_lp_backend("mckp"),
-                   iterations=5, tol=0.0, on_iteration=lambda _: seen.append(blas_threads()))
+                   iterations=5, tol=0.0, mode="frank-wolfe", on_iteration=lambda _: seen.append(blas_threads()))
         assert blas_threads() == outside
     assert seen and all(threads == [1] * len(before) for threads in seen)
     assert blas_threads() == before

@@ -20,7 +20,7 @@ import time
 import privbench as pb
 import privbench.plugins.mechanisms._sppm.solve as solve_mod
 from privbench._plumbing.blas import one_blas_thread
-from privbench.plugins.mechanisms.sppm import SPPM, _own_arrays
+from privbench.plugins.mechanisms.sppm import SPPMSettings, _own_arrays
 
 
 def problem_of(spec: str) -> tuple[pb.PrivacyProblem, float, dict]:
@@ -28,9 +28,9 @@ def problem_of(spec: str) -> tuple[pb.PrivacyProblem, float, dict]:
     if spec.startswith("census:"):
         top_k = spec.split(":", 1)[1]
         problem = pb.load_dataset("census", top_k=top_k if top_k == "all" else int(top_k))
-        return problem, 0.5, SPPM(mode="dual")._options()
+        return problem, 0.5, SPPMSettings(mode="dual")
     m = int(spec)
-    return pb.load_dataset("synthetic", m=m), 2.0 ** (m - 8), SPPM()._options()
+    return pb.load_dataset("synthetic", m=m), 2.0 ** (m - 8), SPPMSettings()
 
 
 def main() -> None:
@@ -39,15 +39,15 @@ def main() -> None:
     for arg in sys.argv[1:]:
         spec, which = arg[:-1], arg[-1]
         problem, delta, options = problem_of(spec)
-        if options["mode"] not in warmed:  # compile the kernels outside the timed solves
+        if options.mode not in warmed:  # compile the kernels outside the timed solves
             small = pb.load_dataset("synthetic", m=6)
-            solve_mod.solve_sppm(_own_arrays(small), 0.25, backend, **{**options, "iterations": 20})
-            warmed.add(str(options["mode"]))
+            solve_mod.solve_sppm(_own_arrays(small), 0.25, backend, options.replace(iterations=20))
+            warmed.add(options.mode)
         solve_mod.one_blas_thread = one_blas_thread if which == "n" else contextlib.nullcontext
         with open("/proc/loadavg") as f:
             load = f.read().split()[0]
         cpu, wall = time.process_time(), time.perf_counter()
-        s = solve_mod.solve_sppm(_own_arrays(problem), delta, backend, **options).stats
+        s = solve_mod.solve_sppm(_own_arrays(problem), delta, backend, options).stats
         print(f"{spec} {'after' if which == 'n' else 'before'} n={problem.n} "
               f"wall={time.perf_counter() - wall:.2f} cpu={time.process_time() - cpu:.2f} "
               f"load={load} iters={s['iterations']} gap={s['gap_bits']:.3e} "

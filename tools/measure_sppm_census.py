@@ -29,7 +29,7 @@ import privbench.plugins.mechanisms._sppm.hamming_pricing as hamming_pricing
 import privbench.plugins.mechanisms._sppm.solve as solve_mod
 import privbench.protocol.feasibility as feasibility
 from privbench.plugins.mechanisms._softmin import soft_weights
-from privbench.plugins.mechanisms.sppm import SPPM, _own_arrays
+from privbench.plugins.mechanisms.sppm import SPPMSettings, _own_arrays
 
 #: settings as they were before the change (``old``): (object, attribute) -> value; the
 #: pricer's defaults (threads, block, superblock, cost_bin) were 64 blocks per superblock
@@ -123,13 +123,13 @@ NOW = {key: getattr(*key) for key in BASE}
 
 def main() -> None:
     backend = pb.get_lp_backend("mckp")
-    options = SPPM(mode="dual")._options()
+    options = SPPMSettings(mode="dual")
     small = pb.load_dataset("synthetic", m=6)  # compile the kernels outside the timed solves
     for code in (BASE, NOW):  # compile both passes outside the timed solves
         for (module, name), value in code.items():
             setattr(module, name, value)
         solve_mod.solve_sppm(_own_arrays(small), 0.25, backend,
-                             **{**options, "iterations": 20, "warmup": 5})
+                             options.replace(iterations=20, warmup=5))
     problems: dict[str, pb.PrivacyProblem] = {}
     for arg in sys.argv[1:]:
         top_k, which = arg.split(":")
@@ -142,7 +142,7 @@ def main() -> None:
         with open("/proc/loadavg") as f:
             load = f.read().split()[0]
         cpu, wall = time.process_time(), time.perf_counter()
-        s = solve_mod.solve_sppm(_own_arrays(problems[top_k]), 0.5, backend, **options).stats
+        s = solve_mod.solve_sppm(_own_arrays(problems[top_k]), 0.5, backend, options).stats
         rounds = s["polish"] or []
         print(f"census:{top_k} {which} n={problems[top_k].n} "
               f"wall={time.perf_counter() - wall:.2f} cpu={time.process_time() - cpu:.2f} "

@@ -30,20 +30,20 @@ import privbench as pb
 
 def _warm_solve_sppm():
     from privbench.plugins.mechanisms._sppm import solve as solve_mod
-    from privbench.plugins.mechanisms.sppm import SPPM, _own_arrays
+    from privbench.plugins.mechanisms.sppm import SPPMSettings, _own_arrays
 
     small = pb.load_dataset("synthetic", m=6)
     solve_mod.solve_sppm(_own_arrays(small), 0.25, pb.get_lp_backend("mckp"),
-                         **{**SPPM()._options(), "iterations": 20})
-    return solve_mod, SPPM, _own_arrays
+                         SPPMSettings(iterations=20))
+    return solve_mod, SPPMSettings, _own_arrays
 
 
 def solve(m: int) -> None:
-    solve_mod, SPPM, own = _warm_solve_sppm()
+    solve_mod, SPPMSettings, own = _warm_solve_sppm()
     problem = own(pb.load_dataset("synthetic", m=m))
     cpu, wall = time.process_time(), time.perf_counter()
     s = solve_mod.solve_sppm(problem, 2.0 ** (m - 8), pb.get_lp_backend("mckp"),
-                             **SPPM()._options()).stats
+                             SPPMSettings()).stats
     print(f"{sys.prefix} m={m} wall={time.perf_counter() - wall:.2f} "
           f"cpu={time.process_time() - cpu:.2f} it={s['iterations']} gap={s['gap_bits']:.4e} "
           f"I={s['objective_bits']:.7f} pricing={s['time_pricing_s']:.2f} "
@@ -54,7 +54,7 @@ def solve(m: int) -> None:
 def snapshot(m: int, at: int) -> None:
     from privbench.plugins.mechanisms._sppm import frank_wolfe as fw
 
-    solve_mod, SPPM, own = _warm_solve_sppm()
+    solve_mod, SPPMSettings, own = _warm_solve_sppm()
     original = fw._certified_step
 
     def capture(s, it, f, L, empty):
@@ -72,10 +72,8 @@ def snapshot(m: int, at: int) -> None:
 
     fw._certified_step = capture
     problem = own(pb.load_dataset("synthetic", m=m))
-    options = SPPM()._options()
-    if "restricted_steps" in options:  # every iteration full: one is captured at ``at``
-        options["restricted_steps"] = 0
-    solve_mod.solve_sppm(problem, 2.0 ** (m - 8), pb.get_lp_backend("mckp"), **options)
+    options = SPPMSettings(restricted_steps=0)  # every iteration full: one is captured at ``at``
+    solve_mod.solve_sppm(problem, 2.0 ** (m - 8), pb.get_lp_backend("mckp"), options)
 
 
 def kernels(path: str) -> None:

@@ -30,6 +30,8 @@ from privbench import ValidationError, get_mechanism, load_dataset
 from privbench.measures.information import mutual_information
 from privbench.protocol.commands import CommandLine
 
+from .settings import DEFAULTS, add_flags, settings_from_flags
+
 if TYPE_CHECKING:
     from privbench import ResultStore
 
@@ -95,27 +97,8 @@ def add_parser(cli: CommandLine) -> None:
     p.add_argument("--peer-timeout", type=float, default=600.0,
                    help="seconds each peer run may take (default 600)")
     p.add_argument("--lp-backend", action="append", default=None,
-                   help="LP backend (repeatable; default mckp)")
-    p.add_argument("--tol", type=float, default=1e-3, help="certified gap target in bits")
-    p.add_argument("--iterations", type=int, default=None,
-                   help="Frank-Wolfe iteration cap (default: sppm's own, 20000 with --m 16 or "
-                        "18 at their absolute budgets: m = 18 takes ~7,600)")
-    p.add_argument("--variant", default="classic", help="classic (default) or pairwise")
-    p.add_argument("--mode", default=None,
-                   help="sppm's mode (default: sppm's own; frank-wolfe, optimal, dual, ...: "
-                        "see the sppm docstring)")
-    p.add_argument("--handover", type=float, default=1e-3,
-                   help="optimal mode: gap (bits) at which the restricted solves take over")
-    p.add_argument("--warmup", type=int, default=100,
-                   help="dual mode: Frank-Wolfe steps before the dual rounds")
-    p.add_argument("--threads", type=int, default=0, help="pricing threads (0 = all cores)")
-    p.add_argument("--prune-after", type=int, default=10, help="sppm prune_after")
-    p.add_argument("--restricted-steps", type=int, default=100,
-                   help="sppm restricted_steps: steps on the working inputs between full "
-                        "iterations (0 = every iteration full)")
-    p.add_argument("--rounds", type=int, default=1,
-                   help="sppm rounds: master solves per FW iteration (0 = until none prices out)")
-    p.add_argument("--neighbours", type=int, default=128, help="pricing neighbour lists size")
+                   help=f"LP backend (repeatable; default {DEFAULTS['lp_backend']})")
+    add_flags(p, skip=("lp_backend",))  # every other sppm setting, defaults from SPPMSettings
     p.add_argument("--targets", action="store_true",
                    help="check each run against the time / gap / memory targets")
     p.add_argument("--exact", type=int, action="append", default=[],
@@ -141,23 +124,13 @@ def bench_exact(m: int) -> dict[str, Any]:
             "peak_rss_mb": meter.peak_rss_mb, "status": res.stats.get("solver_status")}
 
 
-def sppm_params(backend: str, args: argparse.Namespace, relative: bool = False) -> dict[str, Any]:
-    """The sppm parameters of the command's options; checked like ``run`` checks them.
-
-    Options left unset keep sppm's defaults (a relative budget measures the default run),
-    except the iteration cap at the absolute budgets of issue 31 (20,000: m = 18 takes
-    ~7,600)."""
-    params = dict(lp_backend=backend, tol=args.tol, variant=args.variant,
-                  neighbours=args.neighbours, threads=args.threads,
-                  prune_after=args.prune_after, rounds=args.rounds, handover=args.handover,
-                  warmup=args.warmup, restricted_steps=args.restricted_steps)
-    if args.mode is not None:
-        params["mode"] = args.mode
-    if args.iterations is not None or not relative:
-        params["iterations"] = 20000 if args.iterations is None else args.iterations
-    get_mechanism("sppm", **params)  # create() runs check_params: a bad option exits 2
-    pb.get_lp_backend(backend)  # an unknown or unavailable backend too
-    return params
+def sppm_params(backend: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The sppm parameters of the command's options (:class:`.settings.SPPMSettings`, which
+    checks them as ``run`` does: a bad option exits 2): the settings that differ from
+    sppm's defaults, and the LP backend."""
+    settings = settings_from_flags(args, lp_backend=backend)
+    pb.get_lp_backend(backend)  # an unknown or unavailable backend fails here too
+    return {**settings.changed(), "lp_backend": backend}
 
 
 _STATS = ("iterations", "columns", "lp_solves", "time_pricing_s", "time_lp_s",
@@ -176,7 +149,7 @@ def bench_one(label: str, delta: float, backend: str, args: argparse.Namespace,
               target: tuple[float, float | None] | None, store: ResultStore | None,
               relative: float | None = None) -> dict[str, Any]:
     """One SPPM run through the runner; the row of the table from its record."""
-    record = _execute(label, "sppm", sppm_params(backend, args, relative is not None), delta)
+    record = _execute(label, "sppm", sppm_params(backend, args), delta)
     if store is not None:
         store.add(record, sweep_id="benchmark")
     if record["status"] != "ok":
@@ -256,7 +229,7 @@ def _check(args: argparse.Namespace, backends: list[str]) -> None:
     if args.peer_timeout <= 0:
         raise ValidationError(f"--peer-timeout must be > 0; got {args.peer_timeout:g}")
     for backend in backends:  # bad options fail before anything runs
-        sppm_params(backend, args, relative)
+        sppm_params(backend, args)
 
 
 def _d_const(label: str, cache: dict[str, float]) -> float:
@@ -293,7 +266,7 @@ def _line(r: dict[str, Any], args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """The benchmark's rows, printed as a table or JSON lines; exit 1 if a target is missed."""
-    backends = args.lp_backend or ["mckp"]
+    backends = args.lp_backend or [DEFAULTS["lp_backend"]]
     _check(args, backends)
     rows: list[dict[str, Any]] = []
     head = (f"{'problem':>22} {'n':>6} {'F':>6} {'delta':>9} {'backend':>8} {'time_s':>8} "

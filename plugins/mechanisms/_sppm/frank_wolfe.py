@@ -124,7 +124,6 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-VARIANTS = ("classic", "pairwise")
 #: pairwise FW keeps at most this many vertices (each O(|V|)); then it restarts from X
 MAX_ATOMS = 40
 

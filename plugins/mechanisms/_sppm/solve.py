@@ -34,43 +34,73 @@ from .frank_wolfe import (
 from .leakage import POSTERIOR_FLOOR, output_joint
 from .modes import MODES, resolve_mode
 from .perfect import perfect_privacy_mapping
+from .settings import SPPMSettings
+
+#: the default settings (the plugin's defaults: :class:`.settings.SPPMSettings`)
+DEFAULT_SETTINGS = SPPMSettings()
 
 
-def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend, *,
-               iterations: int = 100, tol: float = 1e-4, eta: float = POSTERIOR_FLOOR,
-               variant: str = "classic", corrective_steps: int = 10, neighbours: int = 128,
-               exact_every: int = 10, rounds: int = 1, prune_after: int = 0,
-               threads: int = 0, mode: str = "frank-wolfe", polish_rounds: int = 20,
-               handover: float = 1e-3, warmup: int = 100, restricted_steps: int = 0,
-               x0: Any = None,
-               on_iteration: Callable[[dict[str, Any]], None] | None = None) -> SPPMOutcome:
-    """Run SPPM; stop after ``iterations`` steps or once the certified gap < ``tol`` bits.
+#: dual rounds a warm-started run of ``auto`` gets before it falls back to Frank-Wolfe
+#: (the coarse starts that hold certify in 1-3 rounds)
+WARM_ROUNDS = 4
 
-    ``variant`` (``classic``: Algorithm 1; ``pairwise``: pairwise steps with up to
-    ``corrective_steps`` corrective steps) and ``mode`` (:mod:`.modes`) are checked by
-    the plugin's ``check_params``. Pricing and the certificate: :mod:`.frank_wolfe`.
+
+def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend,
+               settings: SPPMSettings = DEFAULT_SETTINGS, *, x0: Any = None,
+               on_iteration: Callable[[dict[str, Any]], None] | None = None,
+               **changes: Any) -> SPPMOutcome:
+    """Run SPPM with ``settings`` (:class:`.settings.SPPMSettings`, the plugin's defaults);
+    stop after ``settings.iterations`` steps or once the certified gap < ``settings.tol``.
+
+    ``backend`` is the LP backend instance the master runs on (the plugin creates it
+    from ``settings.lp_backend``); ``x0`` a starting mapping (see the plugin's ``x0``);
+    ``on_iteration`` receives a progress dict each Frank-Wolfe iteration. Keyword
+    ``changes`` are a convenience for ``settings.replace(**changes)``.
+
+    ``auto`` picks its mode here (:func:`.modes.resolve_mode`): a dual run from a coarse
+    start (:mod:`.continuation`) gets :data:`WARM_ROUNDS` rounds and, uncertified then,
+    falls back to Frank-Wolfe (stat ``auto_fallback``). Pricing and the certificate:
+    :mod:`.frank_wolfe`.
     """
+    if changes:
+        settings = settings.replace(**changes)
     t_total = time.perf_counter()
     best = constant_output(problem, delta) if problem.prior_mi_bits > 0 else None
     if best is not None:  # a constant mapping has I = 0, which is optimal
-        return _constant_outcome(problem.n, best, variant, t_total)
-    options = dict(iterations=iterations, tol=tol, eta=eta, variant=variant,
-                   corrective_steps=corrective_steps, neighbours=neighbours,
-                   exact_every=exact_every, rounds=rounds, prune_after=prune_after,
-                   threads=threads, mode=mode, polish_rounds=polish_rounds, handover=handover,
-                   warmup=warmup, restricted_steps=restricted_steps)
-    state = _solve_state(problem, delta, backend, options, x0, on_iteration, t_total)
+        return _constant_outcome(problem.n, best, settings.variant, t_total)
+    mode = resolve_mode(settings.mode, problem, delta)
+    warm = settings.mode == "auto" and mode == "dual" and x0 is None \
+        and continuation.applies(problem)
+    # a good coarse start certifies in 1-2 rounds; a poor one is cut short
+    run = settings.replace(mode=mode, polish_rounds=min(settings.polish_rounds, WARM_ROUNDS)
+                           if warm else settings.polish_rounds)
+    out = _solve(problem, delta, backend, run, x0, on_iteration, t_total)
+    if warm and not out.stats["converged"]:
+        # the coarse start does not always hold (synthetic m = 9 and 11 at 0.01 d_const:
+        # gap 0.73-0.88 bits where m = 10 and 12 certify in 1-3 s): Frank-Wolfe instead
+        failed = f"dual mode from a coarse start: gap {out.stats['gap_bits']:.2g} bits"
+        out = _solve(problem, delta, backend, settings.replace(mode="frank-wolfe"), None,
+                     on_iteration, time.perf_counter())
+        out.stats.update(mode="frank-wolfe", auto_fallback=failed)
+    return out
+
+
+def _solve(problem: PrivacyProblem, delta: float, backend: LPBackend, settings: SPPMSettings,
+           x0: Any, on_iteration: Callable[[dict[str, Any]], None] | None,
+           t_total: float) -> SPPMOutcome:
+    """One solve in a resolved mode (not ``auto``): Frank-Wolfe, the mode, the outcome."""
+    state = _solve_state(problem, delta, backend, settings, x0, on_iteration, t_total)
     _perfect_privacy_by_lp(state)
-    return _outcome(state, mode, variant, t_total)
+    return _outcome(state, settings.mode, settings.variant, t_total)
 
 
 def _solve_state(problem: PrivacyProblem, delta: float, backend: LPBackend,
-                 o: dict[str, Any], x0: Any,
+                 o: SPPMSettings, x0: Any,
                  on_iteration: Callable[[dict[str, Any]], None] | None,
                  t_total: float) -> FrankWolfe:
     """Frank-Wolfe then the mode's finisher; the solver's state at the end. The dual mode
     on a long line starts from a coarse solve (:mod:`.continuation`) when X0 is not given."""
-    mode = o["mode"]
+    mode = o.mode
     handover_first, finish = MODES[mode]
     warm = continuation.coarse_start(
         problem, delta, lambda p, d: _coarse_solve(p, d, backend, o)) \
@@ -78,33 +108,33 @@ def _solve_state(problem: PrivacyProblem, delta: float, backend: LPBackend,
     timers = {"pricing": 0.0, "lp": 0.0, "linesearch": 0.0, "polish": 0.0}
     rows, cols, x = start_pairs(problem, delta) + (np.ones(problem.n),) if x0 is None \
         else start_from(problem, delta, x0)
-    V = ActiveSet(problem, backend, rows, cols, x, timers, o["neighbours"], delta, o["rounds"],
-                  o["threads"] or available_cores())
+    V = ActiveSet(problem, backend, rows, cols, x, timers, o.neighbours, delta, o.rounds,
+                  o.threads or available_cores())
     atoms = AtomSet(x, output_joint(problem.joint, rows, cols, x, problem.n)) \
-        if o["variant"] == "pairwise" else None
-    iterations, tol = o["iterations"], o["tol"]
+        if o.variant == "pairwise" else None
+    iterations, tol = o.iterations, o.tol
     if mode == "dual":  # a warm start needs no Frank-Wolfe pairs: one certified step only
-        iterations = min(iterations, 0 if warm is not None else o["warmup"])
-    state = FrankWolfe(problem, delta, V, x.copy(), atoms, o["eta"], tol,
-                       max(tol, o["handover"]) if handover_first else tol,
-                       iterations, o["exact_every"], o["corrective_steps"], o["prune_after"],
+        iterations = min(iterations, 0 if warm is not None else o.warmup)
+    state = FrankWolfe(problem, delta, V, x.copy(), atoms, POSTERIOR_FLOOR, tol,
+                       max(tol, o.handover) if handover_first else tol,
+                       iterations, o.exact_every, o.corrective_steps, o.prune_after,
                        on_iteration,
                        # the other modes finish on V: bursts leave it larger (their pairs
                        # join it), which loosens the optimal mode's bounds at its dust
-                       restricted_steps=o["restricted_steps"] if mode == "frank-wolfe" else 0,
+                       restricted_steps=o.restricted_steps if mode == "frank-wolfe" else 0,
                        t0=t_total, warm=warm)
     backend.start(problem.n, delta)
     try:
         with one_blas_thread():  # thousands of vector dot products; pricing has its threads
             run_frank_wolfe(state)
-            finish(state, o["polish_rounds"])
+            finish(state, o.polish_rounds)
     finally:
         V.close()
     return state
 
 
 def _coarse_solve(problem: PrivacyProblem, delta: float, backend: LPBackend,
-                  o: dict[str, Any]) -> continuation.CoarseSolve | None:
+                  o: SPPMSettings) -> continuation.CoarseSolve | None:
     """The dual mode on a coarse problem (a level of :mod:`.continuation`): its last dual
     point, pairs and mapping; None when a constant mapping is optimal there."""
     t = time.perf_counter()
@@ -114,7 +144,7 @@ def _coarse_solve(problem: PrivacyProblem, delta: float, backend: LPBackend,
     # dual mode stalls at small budgets (m = 8, 1e-3 d_const: gap 0.011 bits after 20
     # rounds, 15 s) where Frank-Wolfe certifies in a second
     mode = "dual" if continuation.applies(problem) else resolve_mode("auto", problem, delta)
-    s = _solve_state(problem, delta, backend, {**o, "mode": mode}, None, None, t)
+    s = _solve_state(problem, delta, backend, o.replace(mode=mode), None, None, t)
     V = s.V
     if s.dual_point is not None:
         theta, nu = s.dual_point
