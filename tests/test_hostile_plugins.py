@@ -30,7 +30,8 @@ def test_a_rogue_metric_cannot_overwrite_fields(hostile) -> None:
     assert record["status"] == "ok"
     assert record["mi_bits"] == pytest.approx(record["prior_mi_bits"])  # identity: I(A;B)
     assert record["mi_bits"] >= 0 and record["runtime_s"] > 0
-    error = record["metrics"]["hostile_rogue_error"]
+    error = record["metric_errors"]["hostile_rogue"]  # the runner's field, not an output
+    assert not any(key.endswith("_error") for key in record["metrics"])
     assert "mi_bits" in error and "status" in error and "runtime_s" in error
     assert record["metrics"]["rogue_note"] == "here"  # its own value is kept
     assert "mi_bits" not in record["metrics"]
@@ -49,7 +50,7 @@ def test_a_third_party_metric_cannot_claim_a_builtin_field(hostile, skip_leakage
     record = pb.execute_run(spec)
     assert record["status"] == "ok"
     assert record["metrics"]["aaa_hostile_claim_mi_bits"] == 0.0
-    assert "aaa_hostile_claim_error" not in record["metrics"]
+    assert record["metric_errors"] == {}
     if skip_leakage:
         assert record["mi_bits"] is None
     else:
@@ -108,7 +109,8 @@ def test_exits_at_run_time_fail_only_that_run(hostile, where) -> None:
 def test_a_metric_that_exits_fails_only_itself(hostile) -> None:
     record = _run("nothing", metrics=("hostile_exits",))
     assert record["status"] == "ok" and record["mi_bits"] is not None
-    assert "sys.exit(5)" in record["metrics"]["hostile_exits_error"]
+    assert "sys.exit(5)" in record["metric_errors"]["hostile_exits"]
+    assert "hostile_exits_error" not in record["metrics"]
 
 
 def test_a_registration_hook_that_exits_is_a_broken_plugin() -> None:

@@ -69,7 +69,7 @@ def test_a_version_1_store_is_migrated_with_every_value_kept(tmp_path) -> None:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
     ResultStore(db).close()  # a writing command opens it: migrated
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         outputs = conn.execute("SELECT run_id, name, value, json FROM outputs").fetchall()
         # numbers are numbers to SQL: runs can be picked by an output's value
         low = conn.execute("SELECT COUNT(*) FROM outputs WHERE name = 'mi_bits' AND value < 0.1"
@@ -120,7 +120,7 @@ def test_a_failed_migration_leaves_the_version_1_store_as_it_was(tmp_path, monke
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(layout, "migrate", broken)
-    with pytest.raises(pb.PrivbenchError, match=r"from store schema version 1 to 2.*v1.sqlite.v1.bak"):
+    with pytest.raises(pb.PrivbenchError, match=r"from store schema version 1 to 3.*v1.sqlite.v1.bak"):
         ResultStore(db)
     assert set(V1_OUTPUT_COLUMNS) <= set(_columns(db, "runs"))
     with sqlite3.connect(db) as conn:
@@ -151,7 +151,7 @@ def test_a_version_0_store_is_migrated(tmp_path, capsys) -> None:
     assert "bad" not in runs.index  # damaged metrics: skipped and named, as before
     assert "whose JSON fields are damaged" in capsys.readouterr().err
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         # the damaged text is kept in the store, not thrown away by the migration
         assert conn.execute("SELECT json FROM outputs WHERE name = ''").fetchall() == [("{oops",)]
 

@@ -33,7 +33,7 @@ def _version(db: Path) -> int:
 def test_a_new_store_carries_the_schema_version(tmp_path) -> None:
     db = tmp_path / "r.sqlite"
     assert main([*RUN, "--db", str(db)]) == 0
-    assert _version(db) == SCHEMA_VERSION == 2
+    assert _version(db) == SCHEMA_VERSION == 3
 
 
 def test_a_store_of_a_newer_privbench_is_refused_naming_both_versions(tmp_path, capsys) -> None:

@@ -198,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
         df[df["instance"].str.contains(args.dataset, regex=False)]
     from rich.markup import escape
 
-    for line in metric_failure_lines(shown["metrics"] if "metrics" in shown else []):
+    for line in metric_failure_lines(shown["metric_errors"] if "metric_errors" in shown else []):
         console.print("[yellow]" + escape(line) + "[/]", highlight=False)
     _legend(console, short)
     _role_and_mechanism_notes(console, ok, marked)

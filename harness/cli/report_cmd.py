@@ -17,6 +17,7 @@ from privbench.host.manager import get_host
 from privbench.protocol.errors import PluginError, PrivbenchError, StoreWriteError
 from privbench.results.store import DEFAULT_DB
 from privbench.running.plan import load_sweep_file
+from privbench.running.records import metric_failure_lines
 from privbench.running.sweep import sweep
 
 
@@ -54,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
         records = sweep(spec, db=args.db, resume=True, executor=args.executor, workers=args.workers,
                         keep_stale=args.keep_stale, progress=True)
         print(summary_line(load_sweep_file(spec).name, records, args.db), file=sys.stderr)
+        for line in metric_failure_lines(r.get("metric_errors") for r in records):
+            print(line, file=sys.stderr)
     offered = {"static": args.static, "specs": tuple(str(s) for s in args.sweep),
                "force": args.force}
     params = {k: v for k, v in offered.items() if k in cls.param_names()}

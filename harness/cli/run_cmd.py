@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         print_table(records)
         print_metric_seconds(records)
-    for line in metric_failure_lines(r.get("metrics") for r in records):
+    for line in metric_failure_lines(r.get("metric_errors") for r in records):
         print(line, file=sys.stderr)  # a failed metric is said, even with --json
     failed = [r for r in records if r["status"] in ("error", "timeout", "invalid")]
     return 1 if (args.strict and failed) else 0

@@ -80,11 +80,11 @@ def run(args: argparse.Namespace) -> int:
         skip_metrics=args.no_metric, max_runs=args.max_runs, progress=True,
         steal_claims=args.steal_claims)
     for record in records:
-        done.append({"status": record["status"], "metrics": record.get("metrics")})
+        done.append({"status": record["status"], "metric_errors": record.get("metric_errors")})
         if args.json:
             print(record_json(record, units, full=args.full), flush=True)
     db = None if args.no_store else args.db
     print(summary_line(load_sweep_file(args.spec).name, done, db), file=sys.stderr)
-    for line in metric_failure_lines(r["metrics"] for r in done):
+    for line in metric_failure_lines(r["metric_errors"] for r in done):
         print(line, file=sys.stderr)
     return 0

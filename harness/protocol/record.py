@@ -21,8 +21,9 @@ from privbench.protocol.metric import (
 )
 
 #: the runner's own fields, (field, SQLite declaration): what a run is (mechanism, data set,
-#: parameters, budget, seed), how it ended (status, error), what it cost (runtime, memory),
-#: the problem's size, its key and the fingerprint of the code that made it
+#: parameters, budget, seed), how it ended (status, error, and ``metric_errors``: metric
+#: name -> why that metric failed on this run, a JSON object), what it cost (runtime,
+#: memory), the problem's size, its key and the fingerprint of the code that made it
 #: (running/fingerprint.py; details under ``provenance["fingerprint"]``)
 RUN_SCHEMA: tuple[tuple[str, str], ...] = (
     ("mechanism", "TEXT NOT NULL"),
@@ -33,6 +34,7 @@ RUN_SCHEMA: tuple[tuple[str, str], ...] = (
     ("seed", "INTEGER"),
     ("status", "TEXT NOT NULL"),
     ("error", "TEXT"),
+    ("metric_errors", "TEXT"),
     ("runtime_s", "REAL"),
     ("peak_mem_mb", "REAL"),
     ("n", "INTEGER"),
@@ -58,4 +60,4 @@ RECORD_FIELDS: tuple[str, ...] = (*RUN_FIELDS[:-2], *TOP_LEVEL_NAMES, "metrics",
 #: (field, SQL type) of every record field (exports keep integers integers)
 RECORD_SCHEMA: tuple[tuple[str, str], ...] = tuple((name, _TYPES[name]) for name in RECORD_FIELDS)
 #: fields holding nested data (stored as JSON text)
-JSON_FIELDS = ("params", "dataset_params", "metrics")
+JSON_FIELDS = ("params", "dataset_params", "metric_errors", "metrics")

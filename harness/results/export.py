@@ -2,7 +2,8 @@
 
 A spreadsheet or a DataFrame wants one value per cell, so the nested parts of a run
 record become columns: one per mechanism parameter (``param.tol``), per data-set
-parameter (``dataset_param.top_k``), per declared output any run has (``mi_bits``,
+parameter (``dataset_param.top_k``), per metric that failed on some run
+(``metric_error.nb_attack``: why, from the runner's ``metric_errors``), per declared output any run has (``mi_bits``,
 ``maximal_leakage``, ... with ``<interval>_lo`` / ``_hi`` where an output's declared
 interval is stored: ``mi_bits_ci95_lo``, since the bootstrap declares ``mi_bits_ci95`` as
 ``mi_bits``'s interval) and per provenance entry (``provenance.git_commit``,
@@ -100,6 +101,7 @@ def _row(record: Mapping[str, Any], outputs: Mapping[str, Output]) -> dict[str, 
     row.update({k: record.get(k) for k in RECORD_FIELDS if k not in JSON_FIELDS + ("run_key",)})
     row.update(_flatten(record.get("params") or {}, "param"))
     row.update(_flatten(record.get("dataset_params") or {}, "dataset_param"))
+    row.update(_flatten(record.get("metric_errors") or {}, "metric_error"))
     metrics = dict(record.get("metrics") or {})
     # every stored declared interval ``[lo, hi]`` becomes two numeric columns
     intervals = _intervals(outputs)
@@ -150,6 +152,8 @@ def _order(columns: list[str], outputs: Mapping[str, Output]) -> list[str]:
             return (0, STORE_FIELDS.index(col), col)
         if col in RECORD_FIELDS and col not in outputs:
             return (1, RECORD_FIELDS.index(col), col)
+        if col.startswith("metric_error."):  # beside the run's error
+            return (1, RECORD_FIELDS.index("metric_errors"), col)
         if col.startswith("param."):
             return (2, 0, col)
         if col.startswith("dataset_param."):

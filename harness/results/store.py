@@ -1,6 +1,6 @@
 """The results store: SQLite, one row per run, one transaction per run.
 
-Its layout (schema version 2: the runner's fields in ``runs``, every output in ``outputs``)
+Its layout (schema version 3: the runner's fields in ``runs``, every output in ``outputs``)
 is :mod:`privbench.results.layout`.
 
 WAL journaling and a commit per run mean that killing a sweep (even with SIGKILL)
@@ -44,9 +44,11 @@ CLAIM_CLOCK_SKEW_S = 60.0
 #: the store's schema version (SQLite ``PRAGMA user_version``). 0: a store written before
 #: privbench recorded one; 1: the runs table with the core metric's outputs as columns and
 #: the others as JSON, its index and the claims table; 2: the runner's fields in ``runs``
-#: and every output in ``outputs`` (:mod:`privbench.results.layout`). Older stores are
-#: migrated by the first command that writes to them and read in place by the others.
-SCHEMA_VERSION = 2
+#: and every output in ``outputs`` (:mod:`privbench.results.layout`); 3: why a metric
+#: failed in the runner's field ``metric_errors`` of ``runs`` (was an output
+#: ``<metric>_error``). Older stores are migrated by the first command that writes to
+#: them and read in place by the others.
+SCHEMA_VERSION = 3
 
 
 class ResultStore:
@@ -119,7 +121,7 @@ class ResultStore:
                 self.conn.backup(copy)
             copy.close()
         try:
-            self._create(migrate_from=version)
+            self._create()
         except sqlite3.Error as exc:
             raise StoreWriteError(f"cannot migrate {self.path} from store schema version "
                                   f"{version} to {SCHEMA_VERSION}: {exc}; the store is unchanged"
@@ -175,13 +177,16 @@ class ResultStore:
         if app_id == 0 and create:
             self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
-    def _create(self, migrate_from: int = 0) -> None:
+    def _create(self) -> None:
         with self.conn:
             self.conn.execute("BEGIN IMMEDIATE")
-            if int(self.conn.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION:
+            version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+            if version == SCHEMA_VERSION:
                 return  # another process created or migrated it meanwhile
             if layout.is_old(self.conn):
                 layout.migrate(self.conn)  # versions 0 and 1: outputs move to their table
+            elif version == 2:
+                layout.migrate_v2(self.conn)  # failed metrics move to the runner's field
             elif not self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
                                        "name = 'runs'").fetchone():
                 layout.create_runs(self.conn)
@@ -309,12 +314,15 @@ class ResultStore:
         except (sqlite3.Error, pd.errors.DatabaseError) as exc:
             raise StoreReadError(f"cannot read the runs of {self.path}: {exc} (a corrupted "
                                  "file? `sqlite3 FILE .recover` may save the rest)") from None
+        before_v3 = "metric_errors" not in df  # read in place: failed metrics in outputs
         if old:
             df = layout.read_old(_decode_json(df, self.path, (*layout.RUN_JSON, "metrics")))
         else:
             df, bad = layout.attach_outputs(df, rows)
             df = _decode_json(df, self.path, layout.RUN_JSON,
                               set(df.index[df["_rowid_"].isin(bad)])).drop(columns="_rowid_")
+        if before_v3:
+            df = layout.read_v2(df)
         if latest and not df.empty:
             df = df.drop_duplicates("run_key", keep="last").reset_index(drop=True)
         return df

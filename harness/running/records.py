@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from privbench.protocol.record import RECORD_FIELDS
+from privbench.protocol.record import RECORD_FIELDS, RUN_FIELDS
 
 STATUSES = ("ok", "error", "timeout", "invalid", "skip")
 #: what a run measures about its own execution, under ``metrics``: varies between two
@@ -31,10 +31,9 @@ TIMING_METRICS = ("prepare_s", "peak_rss_mb", "runtime_samples_s", "metric_secon
                   "optimum_seconds", "optimum_source")
 #: stats a mechanism may set at top level
 MECHANISM_FIELDS = ("gap_bits",)
-#: fields the runner fills itself; metrics may not write them
-RUNNER_FIELDS = ("mechanism", "dataset", "params", "dataset_params", "delta", "seed",
-                 "status", "error", "runtime_s", "peak_mem_mb", "n",
-                 "prior_mi_bits", "metrics", "run_key", "fingerprint")
+#: fields the runner fills itself (its own, plus the data set's prior leakage and the
+#: ``metrics`` namespace); metrics may not write them
+RUNNER_FIELDS = (*RUN_FIELDS, "prior_mi_bits", "metrics")
 
 
 def plain(value: Any) -> Any:
@@ -140,16 +139,15 @@ def fill_stats(record: dict[str, Any], stats: dict[str, Any]) -> None:
             record["metrics"][key] = value
 
 
-def metric_failure_lines(metrics: Iterable[dict[str, Any] | None]) -> list[str]:
+def metric_failure_lines(errors: Iterable[dict[str, Any] | None]) -> list[str]:
     """One line per metric that failed on some runs: ``metric X failed on N runs: reason``
-    (the first run's reason), from each run's ``metrics`` (``<name>_error`` beside the
-    names in ``metric_seconds``), for the terminal of ``run``, ``sweep`` and ``compare``."""
+    (the first run's reason), from each run's ``metric_errors`` (the runner's field:
+    metric name -> reason), for the terminal of ``run``, ``sweep`` and ``compare``."""
     failed: dict[str, list[str]] = {}
-    for values in metrics:
+    for values in errors:
         if not isinstance(values, dict):
             continue
-        for name in values.get("metric_seconds") or {}:
-            reason = values.get(f"{name}_error")
+        for name, reason in values.items():
             if reason is not None:
                 failed.setdefault(str(name), []).append(str(reason))
     return [f"metric {name} failed on {len(reasons)} run{'s' if len(reasons) != 1 else ''}: "

@@ -60,7 +60,7 @@ def empty_record(spec: RunSpec) -> dict[str, Any]:
     record.update(
         mechanism=spec.mechanism, dataset=spec.dataset, params=dict(spec.mechanism_params),
         dataset_params=dict(spec.dataset_params), delta=float(spec.delta), seed=spec.seed,
-        metrics={}, run_key=spec.key,
+        metric_errors={}, metrics={}, run_key=spec.key,
     )
     if spec.relative_delta is not None:  # Δ = relative_delta x the data set's d_const
         record["metrics"]["relative_delta"] = float(spec.relative_delta)
@@ -93,10 +93,16 @@ def _stamp(record: dict[str, Any], spec: RunSpec) -> None:
 def compute_metrics(
     problem: PrivacyProblem, result: MechanismResult | None, *, delta: float,
     seed: int | None, requested: tuple[str, ...] = (), skipped: tuple[str, ...] = (),
+    errors: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run every default metric that applies, plus the ``requested`` ones, minus the
-    ``skipped`` ones; ``metric_seconds`` says what each one took (wall seconds)."""
+    ``skipped`` ones; ``metric_seconds`` says what each one took (wall seconds).
+
+    :param errors: receives, per metric that failed (raised, or wrote what it may not),
+        why: the run's ``metric_errors``, the runner's own field (never an output).
+    """
     values: dict[str, Any] = {}
+    errors = {} if errors is None else errors
     owners: dict[str, str] = {}  # one writer per value (running/writers.py)
     available = get_host().metrics()
     unknown = [m for m in (*requested, *skipped) if m not in available]
@@ -118,10 +124,12 @@ def compute_metrics(
                 if not metric.applies(problem, result):
                     continue
                 produced = metric.compute(problem, result, delta=delta, seed=seed)
-            merge_metric(values, owners, name, cls, produced, RUNNER_FIELDS,
-                         frozenset() if name in builtin else owned)
+            refused = merge_metric(values, owners, name, cls, produced, RUNNER_FIELDS,
+                                   frozenset() if name in builtin else owned)
+            if refused is not None:
+                errors[name] = refused
         except Exception as exc:  # noqa: BLE001 - a broken metric must not sink the run
-            values[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
+            errors[name] = f"{type(exc).__name__}: {exc}"
         seconds[name] = time.perf_counter() - started
     values["metric_seconds"] = seconds
     if skipped:
@@ -301,7 +309,8 @@ def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None
     if result.kind == MAPPING:
         result.mapping = validate_mapping(result.mapping, problem.n)
     fill_metrics(record, compute_metrics(run_view(problem), result, delta=delta, seed=spec.seed,
-                                         requested=spec.metrics, skipped=spec.skip_metrics))
+                                         requested=spec.metrics, skipped=spec.skip_metrics,
+                                         errors=record["metric_errors"]))
     fill_stats(record, dict(result.stats))
     _check_promises(mechanism, problem, result, record, delta)
     _check_certificate(result, record, delta)

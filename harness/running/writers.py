@@ -3,8 +3,8 @@
 A metric writes a top-level record field (``mi_bits``, ``distortion``, ...) only if it
 declares that field among its ``outputs``, never a field the runner fills (``status``,
 ``runtime_s``, ...), and never a value another metric of the same run already wrote. A
-metric that tries loses the offending values and gets an error of its own
-(``<metric>_error``); the true value stays. So a rogue metric returning ``mi_bits = -42``
+metric that tries loses the offending values and the run records why (its
+``metric_errors``); the true value stays. So a rogue metric returning ``mi_bits = -42``
 cannot change a stored leakage.
 
 Built-in metrics own the fields they declare: a metric of another distribution that
@@ -22,14 +22,16 @@ from privbench.protocol.record import RECORD_FIELDS
 
 def merge_metric(values: dict[str, Any], owners: dict[str, str], name: str, cls: type,
                  produced: Any, runner_fields: tuple[str, ...],
-                 reserved: frozenset[str] = frozenset()) -> None:
+                 reserved: frozenset[str] = frozenset()) -> str | None:
     """Merge metric ``name``'s ``produced`` values into ``values`` (``owners``: value ->
     the metric that wrote it), refusing what it may not write; ``reserved``: the fields
-    built-in metrics own, which this (third-party) metric writes under its own name."""
+    built-in metrics own, which this (third-party) metric writes under its own name.
+
+    :returns: why something was refused (the run's ``metric_errors[name]``), or None.
+    """
     if not isinstance(produced, dict):
-        values[f"{name}_error"] = (f"compute() returned {type(produced).__name__}; expected a "
-                                   "dict of output name -> value")
-        return
+        return (f"compute() returned {type(produced).__name__}; expected a dict of output "
+                "name -> value")
     declared = {getattr(o, "name", None) for o in getattr(cls, "outputs", ()) or ()}
     refused: list[str] = []
     for key, value in produced.items():
@@ -45,5 +47,5 @@ def merge_metric(values: dict[str, Any], owners: dict[str, str], name: str, cls:
             values[key] = value
             owners[key] = name
     if refused:
-        values[f"{name}_error"] = (f"metric {name!r} may not write {', '.join(refused)}; "
-                                   "those values were dropped")
+        return f"metric {name!r} may not write {', '.join(refused)}; those values were dropped"
+    return None
