@@ -66,6 +66,30 @@ def test_the_checker_fails_a_plugin_importing_the_results_layer(tmp_path) -> Non
     ]
 
 
+def test_the_checker_keeps_the_base_in_order(tmp_path) -> None:
+    """protocol < _plumbing < measures: the protocol imports neither, the plumbing not the
+    measures (a lazy import counts too); the measures may import both."""
+    tool = _tool()
+    for folder in ("harness/protocol", "harness/measures", "harness/_plumbing"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "harness/protocol/errors.py").write_text("")
+    (tmp_path / "harness/protocol/plugin.py").write_text(
+        "def create():\n    from privbench._plumbing.abort import plugin_code\n")
+    (tmp_path / "harness/protocol/problem.py").write_text(
+        "from privbench.measures.notions import f\n")
+    (tmp_path / "harness/_plumbing/abort.py").write_text(
+        "from privbench.protocol.errors import x\nfrom privbench.measures.notions import f\n")
+    (tmp_path / "harness/measures/notions.py").write_text(
+        "from privbench.protocol.errors import x\nfrom privbench._plumbing import blas\n")
+    found, _, _ = tool.problems(tmp_path)
+    assert sorted(f for f in found if f.startswith("layer breach")) == [
+        "layer breach: privbench._plumbing.abort imports privbench.measures.notions",
+        "layer breach: privbench.protocol.plugin imports privbench._plumbing.abort",
+        "layer breach: privbench.protocol.problem imports privbench.measures.notions",
+    ]
+
+
 def test_the_checker_sees_a_lazy_import_gone_missing(tmp_path) -> None:
     path = tmp_path / "m.py"
     path.write_text(textwrap.dedent('''\

@@ -6,7 +6,7 @@ Reports: import cycles between modules (imports inside functions included, so a 
 cannot hide behind a lazy import), functions longer than 80 lines in harness/, plugins/
 and datasets/, a name imported only for type checking but used at run time (a lazy
 import gone missing), a plugin importing another plugin's private (``_x``) modules, a layer
-importing one above it (protocol, measures and _plumbing < host < results < running <
+importing one above it (protocol < _plumbing < measures < host < results < running <
 cli), and a plugin or data set importing anything of the host but the public
 ``privbench`` API, ``privbench.protocol``, ``privbench.measures`` and
 ``privbench._plumbing`` (see docs/architecture.md). And that the host names no plugin:
@@ -25,13 +25,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"harness": "privbench", "plugins": "privbench.plugins", "datasets": "privbench.datasets"}
 MAX_LINES = 80
-#: the base of the host: three packages split by job, one layer (each may import the
-#: others, nothing above): what plugins implement and receive, the exact measures, and
-#: private process plumbing
+#: the base of the host: three packages split by job, ordered within (nothing of the base
+#: imports above it): what plugins implement and receive (protocol: imports no other
+#: privbench package), private process plumbing (on the protocol's errors) and the exact
+#: measures (on the protocol's types)
 BASE = ("privbench.protocol", "privbench.measures", "privbench._plumbing")
 #: what each layer of the host may import (besides itself and the standard library)
 ALLOWED = {
-    **{package: set(BASE) - {package} for package in BASE},
+    "privbench.protocol": set(),
+    "privbench._plumbing": {"privbench.protocol"},
+    "privbench.measures": {"privbench.protocol", "privbench._plumbing"},
     "privbench.host": set(BASE),
     "privbench.running": {*BASE, "privbench.host", "privbench.results"},
     "privbench.results": set(BASE),

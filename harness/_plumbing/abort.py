@@ -19,9 +19,9 @@ import threading
 import time
 from collections.abc import Iterator
 
-from privbench.protocol.errors import PluginAbort
+from privbench.protocol.errors import aborts_of
+from privbench.protocol.errors import user_interrupted as _user_interrupted
 
-_user_interrupted = threading.Event()
 #: set when privbench was asked to stop with SIGTERM (``kill PID``, a job scheduler)
 terminated = threading.Event()
 
@@ -117,13 +117,8 @@ def plugin_code(what: str) -> Iterator[None]:
         signal.signal(signal.SIGINT, _on_sigint)
         _user_interrupted.clear()
     try:
-        yield
-    except SystemExit as exc:
-        raise PluginAbort(f"{what} called sys.exit({exc.code!r})") from None
-    except KeyboardInterrupt:
-        if _user_interrupted.is_set():
-            raise
-        raise PluginAbort(f"{what} raised KeyboardInterrupt") from None
+        with aborts_of(what):
+            yield
     finally:
         if installed:
             signal.signal(signal.SIGINT, previous)

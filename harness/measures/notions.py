@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from privbench.protocol.errors import ValidationError
+from privbench.protocol.joint import mutual_information_of_joint
+from privbench.protocol.joint import scaled_joint as _scaled
 from privbench.protocol.mapping import validate_mapping
 
 if TYPE_CHECKING:
@@ -72,29 +74,6 @@ def _support(Q: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return Q, Q.sum(axis=1), Q.sum(axis=0)
 
 
-def _scaled(Q: Any) -> np.ndarray | None:
-    """Q checked (2-D, finite, non-negative) and normalised to a pmf, or None when it has
-    no mass. When its sum overflows (counts near 1e308, which made every entry 0: a total
-    variation of 0.0) it is divided by its largest entry first.
-
-    :raises ValidationError: for another shape, a NaN, an infinite or a negative entry.
-    """
-    Q = np.asarray(Q, dtype=float)
-    if Q.ndim != 2:
-        raise ValidationError(f"joint must be a 2-D (|A|, n) array; got shape {Q.shape}")
-    if not np.all(np.isfinite(Q)) or (Q < 0).any():
-        raise ValidationError("joint must hold finite non-negative probabilities or counts")
-    top = float(Q.max()) if Q.size else 0.0
-    if top <= 0:
-        return None
-    with np.errstate(over="ignore"):  # an overflowing sum is detected just below, not warned
-        total = float(Q.sum())
-    if math.isfinite(total):  # the common case: one division, the same rounding as ever
-        return Q / total
-    Q = Q / top
-    return Q / Q.sum()
-
-
 def _channel(Q: np.ndarray, p_a: np.ndarray) -> np.ndarray:
     """W[a, i] = p(b̂_i | a)."""
     return Q / p_a[:, None]
@@ -111,23 +90,6 @@ def min_entropy_leakage_of_joint(Q: Any) -> float:
     """log2 of posterior over prior Bayes vulnerability of A: log2 Σ_b̂ max_a p(a, b̂) / max_a p(a)."""
     Q, p_a, _ = _support(Q)
     value = math.log2(float(Q.max(axis=0).sum()) / float(p_a.max()))
-    return max(value, 0.0)
-
-
-def mutual_information_of_joint(joint: Any) -> float:
-    """I(A; Y) in bits for a joint pmf (or counts) of shape (|A|, |Y|); exact, never negative.
-
-    A joint without mass gives 0; a NaN, infinite or negative entry is refused like by
-    every other notion (:class:`ValidationError`).
-    """
-    P = _scaled(joint)
-    if P is None:
-        return 0.0
-    pa = P.sum(axis=1, keepdims=True)
-    py = P.sum(axis=0, keepdims=True)
-    mask = P > 0
-    ratio = P[mask] / (pa @ py)[mask]
-    value = float(np.sum(P[mask] * np.log2(ratio)))
     return max(value, 0.0)
 
 

@@ -6,8 +6,10 @@ expected, so the CLI can print it verbatim and exit non-zero.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
 
 
 class PrivbenchError(Exception):
@@ -33,6 +35,28 @@ class DataError(PrivbenchError):
 class PluginAbort(PrivbenchError):
     """Plugin code raised ``SystemExit`` or ``KeyboardInterrupt`` (not a user's Ctrl-C):
     that run, or that plugin, fails; privbench goes on."""
+
+
+#: set when the user really pressed Ctrl-C (by privbench's SIGINT handler,
+#: :mod:`privbench._plumbing.abort`), so that :func:`aborts_of` lets that one through
+user_interrupted = threading.Event()
+
+
+@contextlib.contextmanager
+def aborts_of(what: str) -> Iterator[None]:
+    """Turn ``SystemExit``/``KeyboardInterrupt`` raised by plugin code (``what``: the
+    plugin, as a message names it) into :class:`PluginAbort`; a KeyboardInterrupt that
+    privbench's handler saw as the user's Ctrl-C (:data:`user_interrupted`) propagates.
+    The guard itself, without signal handling: ``privbench._plumbing.abort.plugin_code``
+    adds the handler around it."""
+    try:
+        yield
+    except SystemExit as exc:
+        raise PluginAbort(f"{what} called sys.exit({exc.code!r})") from None
+    except KeyboardInterrupt:
+        if user_interrupted.is_set():
+            raise
+        raise PluginAbort(f"{what} raised KeyboardInterrupt") from None
 
 
 class StoreWriteError(PrivbenchError):

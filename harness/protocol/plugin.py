@@ -11,8 +11,7 @@ import inspect
 import re
 from typing import Any, ClassVar
 
-from privbench._plumbing.abort import plugin_code
-from privbench.protocol.errors import PluginError, ValidationError
+from privbench.protocol.errors import PluginError, ValidationError, aborts_of
 
 
 def format_label(name: Any, params: dict[str, Any] | None) -> str:
@@ -126,7 +125,7 @@ class Parametrized:
                 f"{', '.join(unknown)}; accepted: {', '.join(accepted) or '(none)'}"
             )
         try:
-            with plugin_code(f"{cls.kind or 'plugin'} {cls.name!r}"):
+            with aborts_of(f"{cls.kind or 'plugin'} {cls.name!r}"):
                 obj = cls(**params)
                 try:
                     obj.check_params()  # the plugin's own message comes first

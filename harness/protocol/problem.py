@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privbench.measures.information import mutual_information_of_joint
 from privbench.protocol.distortion import Distortion, as_distortion
 from privbench.protocol.errors import ValidationError
+from privbench.protocol.joint import mutual_information_of_joint
 from privbench.protocol.parts import PARTS, Catalog, Holdout, ProfileCoding, Ratings, Targets
 
 if TYPE_CHECKING:
