@@ -18,7 +18,7 @@ from privbench.running.runner import RunSpec, execute_run
 def test_trace_numbers() -> None:
     metrics = {"trace": [[0.5, 0.30, 0.10], [0.1, 0.50, 0.0], [1.0, 0.2005, 0.2],
                          [2.0, 0.2001, 0.2], [3.0, float("nan"), 0.2]]}
-    tr = sf.trace_of(metrics)
+    tr = sf.trace_of({"metrics": metrics})
     assert tr is not None and tr.shape == (4, 3)
     assert list(tr[:, 0]) == [0.1, 0.5, 1.0, 2.0]  # sorted, the non-finite row dropped
     assert sf.time_to_gap(tr, 1e-3) == 1.0  # gap 5e-4 first at t = 1
@@ -26,6 +26,7 @@ def test_trace_numbers() -> None:
     assert sf.best_gap(tr) == pytest.approx(1e-4)
     assert sf.time_to_gap(tr, 0.2) == 0.5
     assert sf.trace_of({}) is None and sf.trace_of(None) is None
+    assert sf.trace_array("not a trace") is None and sf.trace_array([[1.0, 2.0]]) is None
     assert sf.time_to_gap(None) is None
 
 
@@ -107,7 +108,7 @@ def test_real_traces_have_the_shape(tiny_store: Path) -> None:
     df = load_runs(tiny_store)
     assert set(df["status"]) == {"ok"}
     for _, r in df.iterrows():
-        tr = sf.trace_of(r["metrics"])
+        tr = sf.trace_of(r)
         assert tr is not None and np.all(tr[:, 1] + 1e-12 >= tr[:, 2])
         assert np.all(np.diff(tr[:, 0]) >= 0) and tr[-1, 0] <= r["runtime_s"] + 1e-6
         if r["mechanism"] == "sppm":  # lower = best bound so far: never decreases

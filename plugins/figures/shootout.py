@@ -41,13 +41,17 @@ FLOOR_BITS = 1e-7
 SOLVERS = frozenset({"sppm", "optimal", "mirror_descent", "smoothed_dual"})
 
 
-def trace_of(metrics: Any) -> np.ndarray | None:
-    """A run's ``metrics.trace`` as a (k, 3) float array sorted by time, or None.
+def trace_of(run: Any) -> np.ndarray | None:
+    """A run's declared output ``trace`` (a record or a row of ``pb.load_runs``, read by
+    ``pb.output_of``) as a (k, 3) float array sorted by time, or None."""
+    return trace_array(pb.output_of(run, "trace") if run is not None else None)
 
-    Rows with a non-finite entry are dropped (a checkpoint without a feasible point).
-    """
-    raw = (metrics or {}).get("trace") if isinstance(metrics, dict) else None
-    if not raw:
+
+def trace_array(raw: Any) -> np.ndarray | None:
+    """A stored trace ``[[seconds, upper_bits, lower_bits], ...]`` as a (k, 3) float array
+    sorted by time, or None. Rows with a non-finite entry are dropped (a checkpoint
+    without a feasible point)."""
+    if not isinstance(raw, list | tuple) or not raw:
         return None
     try:
         arr = np.asarray(raw, dtype=float).reshape(-1, 3)
@@ -129,7 +133,7 @@ def _cell(row: pd.Series, target: float) -> Cell:
         return Cell(status, why="timeout", detail=error)
     if status != "ok":
         return Cell(status, why=f"{status} ({_short_reason(error)})", detail=error)
-    trace = trace_of(row.get("metrics"))
+    trace = trace_of(row)
     if trace is None:
         return Cell(status, why="no trace")
     seconds = time_to_gap(trace, target)
@@ -145,9 +149,10 @@ def collect(df: pd.DataFrame, target: float = TARGET_BITS) -> Shootout | None:
     has no solver section)."""
     import pandas as pd
 
-    if df.empty or "metrics" not in df:
+    if df.empty:
         return None
-    has = df["metrics"].map(lambda m: trace_of(m) is not None) & (df["status"] == "ok")
+    has = pb.outputs_of(df, "trace").map(lambda t: trace_array(t) is not None) & \
+        (df["status"] == "ok")
     if not has.any():
         return None
     base = df["mechanism"] if "mechanism" in df else df["label"].str.split("[").str[0]
