@@ -87,12 +87,12 @@ def test_burst_certificates_hold_when_frozen_inputs_spend_budget(monkeypatch) ->
     spent = []
     original = working_set._Restricted.__init__
 
-    def recorded(self, s, *args, **kwargs):
-        original(self, s, *args, **kwargs)
-        V = s.V  # the frozen inputs' spend, from V and the iterate
+    def recorded(self, setup, state, *args, **kwargs):
+        original(self, setup, state, *args, **kwargs)
+        V = state.V  # the frozen inputs' spend, from V and the iterate
         one = np.bincount(V.cols, minlength=V.n)[V.cols] == 1
-        frozen_spend = float(V.a[one] @ s.x[one])
-        assert self.delta == pytest.approx(s.delta - frozen_spend, rel=1e-12, abs=1e-12)
+        frozen_spend = float(V.a[one] @ state.x[one])
+        assert self.delta == pytest.approx(setup.delta - frozen_spend, rel=1e-12, abs=1e-12)
         spent.append(frozen_spend)
 
     monkeypatch.setattr(working_set._Restricted, "__init__", recorded)

@@ -72,19 +72,19 @@ def test_a_burst_moves_only_working_inputs_within_the_budget(monkeypatch) -> Non
     delta, seen = 0.5, []
     original = working_set.burst
 
-    def checked(s, max_steps, it):
-        V = s.V
+    def checked(setup, state, trace, max_steps, it):
+        V = state.V
         counts = np.bincount(V.cols, minlength=V.n)
         frozen_pairs = np.flatnonzero(counts[V.cols] == 1)
-        before = s.x[frozen_pairs].copy()
-        f0 = leakage_nats(output_joint(problem.joint, V.rows, V.cols, s.x, V.n), problem.p_a)
-        taken = original(s, max_steps, it)
-        np.testing.assert_array_equal(s.x[frozen_pairs], before)
-        sums = np.bincount(V.cols, weights=s.x, minlength=V.n)
+        before = state.x[frozen_pairs].copy()
+        f0 = leakage_nats(output_joint(problem.joint, V.rows, V.cols, state.x, V.n), problem.p_a)
+        taken = original(setup, state, trace, max_steps, it)
+        np.testing.assert_array_equal(state.x[frozen_pairs], before)
+        sums = np.bincount(V.cols, weights=state.x, minlength=V.n)
         np.testing.assert_allclose(sums, 1.0, atol=1e-12)
-        assert np.all(s.x >= 0)
-        assert float(V.a @ s.x) <= delta * (1 + 1e-12)
-        f1 = leakage_nats(output_joint(problem.joint, V.rows, V.cols, s.x, V.n), problem.p_a)
+        assert np.all(state.x >= 0)
+        assert float(V.a @ state.x) <= delta * (1 + 1e-12)
+        f1 = leakage_nats(output_joint(problem.joint, V.rows, V.cols, state.x, V.n), problem.p_a)
         assert f1 <= f0 + 1e-12
         seen.append(taken)
         return taken

@@ -57,15 +57,15 @@ def snapshot(m: int, at: int) -> None:
     solve_mod, SPPMSettings, own = _warm_solve_sppm()
     original = fw._certified_step
 
-    def capture(s, it, f, L, empty):
-        step = original(s, it, f, L, empty)
+    def capture(setup, state, trace, it, f, L, empty):
+        step = original(setup, state, trace, it, f, L, empty)
         if it == at:
-            V, path = s.V, f"/tmp/sppm-m{m}-{at}.pkl"
+            V, path, p = state.V, f"/tmp/sppm-m{m}-{at}.pkl", setup.problem
             with open(path, "wb") as fh:
-                pickle.dump({"P": s.problem.joint, "p_a": s.problem.p_a, "p_b": s.problem.p_b,
-                             "rows": V.rows, "cols": V.cols, "x": s.x, "a": V.a, "L": L,
+                pickle.dump({"P": p.joint, "p_a": p.p_a, "p_b": p.p_b,
+                             "rows": V.rows, "cols": V.cols, "x": state.x, "a": V.a, "L": L,
                              "empty": empty, "lam": step.lam, "solx": step.sol.x,
-                             "coord": V.line.coord, "delta": s.delta, "n": V.n}, fh)
+                             "coord": V.line.coord, "delta": setup.delta, "n": V.n}, fh)
             print(path)
             raise SystemExit(0)
         return step

@@ -1,7 +1,9 @@
 """SPPM internals, one job per module.
 
+``settings``        every parameter, declared once (``SPPMSettings``: default, help, check)
 ``solve``           the driver: perfect privacy, Frank-Wolfe, then the mode; the stats
-``frank_wolfe``     Algorithm 1 with column generation and the certified gap
+``frank_wolfe``     Algorithm 1 with column generation and the certified gap; a solve's
+                    ``Setup`` (read-only), ``State`` (what a step changes), ``Trace``
 ``leakage``         I(A; B̂) of a sparse mapping, decoder costs (the gradient), limits
 ``pricing``         blocked search for the most violated column per input (Algorithm 2)
 ``line_pricing``    exact pricing on a line (1-D feature distortions) without an n² scan

@@ -33,6 +33,7 @@ from .atoms import AtomSet
 from .columns import normalise_columns
 from .hamming_pricing import HammingPricer
 from .leakage import (
+    POSTERIOR_FLOOR,
     decoder_logratios,
     leakage_nats,
     limit_costs,
@@ -43,6 +44,7 @@ from .line_pricing import LinePricer
 from .linesearch import exact_line_search
 from .pair_index import PairIndex
 from .pricing import BLOCK_ENTRIES, Balls, Neighbours, price_exact, price_neighbours
+from .settings import SPPMSettings
 
 LN2 = math.log(2.0)
 #: a pair enters the master when its reduced cost is below -RC_TOL (LP dual tolerance)
@@ -348,159 +350,197 @@ def _corrective_steps(atoms: AtomSet, x: np.ndarray, Q: np.ndarray, p_a: np.ndar
     return x, Q
 
 
-@dataclass
-class FrankWolfe:
-    """The state of one SPPM solve: V, the iterate x on V's pairs, the certificate, traces.
+@dataclass(frozen=True)
+class Setup:
+    """What one SPPM solve reads and never changes: the problem, Δ, the settings as this
+    solve runs them, and what is derived from them once.
 
-    :func:`run_frank_wolfe` advances it; a mode's finisher (:mod:`.modes`) continues from it.
+    ``settings`` is :class:`.settings.SPPMSettings` with ``iterations`` and
+    ``restricted_steps`` as this mode runs them (the dual mode's Frank-Wolfe warm-up is
+    ``warmup`` steps; only ``frank-wolfe`` has bursts).
     """
 
     problem: PrivacyProblem
     delta: float
+    settings: SPPMSettings
+    #: Frank-Wolfe stops at this gap (bits): ``tol``, or ``handover`` before the optimal mode
+    fw_tol: float
+    on_iteration: Callable[[dict[str, Any]], None] | None = None
+    #: the dual mode's warm start (:class:`.continuation.WarmStart`), None: a cold start
+    warm: Any = None
+    #: the posterior floor of the decoder (:data:`.leakage.POSTERIOR_FLOOR`)
+    eta: float = POSTERIOR_FLOOR
+    #: the limit gradient at outputs with no mass (:func:`.leakage.limit_costs`)
+    kappa: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        p = self.problem
+        object.__setattr__(self, "kappa", limit_costs(p.joint, p.p_a, p.p_b))
+
+    @property
+    def tol(self) -> float:
+        """The certified gap (bits) a run must reach to have converged."""
+        return self.settings.tol
+
+
+@dataclass
+class State:
+    """What a step changes: V, the iterate x on V's pairs, the certificate's bound and λ,
+    the counters, the last dual point. :func:`run_frank_wolfe` and a mode's finisher
+    (:mod:`.modes`) advance it."""
+
     V: ActiveSet
     x: np.ndarray
     atoms: AtomSet | None
-    eta: float
-    tol: float
-    fw_tol: float
-    iterations: int
-    exact_every: int
-    corrective_steps: int
-    prune_after: int
-    on_iteration: Callable[[dict[str, Any]], None] | None = None
-    #: Frank-Wolfe steps on the working inputs between two full iterations (:mod:`.working_set`)
-    restricted_steps: int = 0
-    #: of ``steps``, those taken on the working inputs
-    restricted_taken: int = 0
-    last_prune: int = 0
+    #: the best certified lower bound on min I (nats) and the last master's λ
     best_lb: float = 0.0
     lam: float = 0.0
+    #: Frank-Wolfe steps taken and, of those, the ones on the working inputs
     steps: int = 0
-    stop: str = "iterations"
-    trace_f: list[float] = field(default_factory=list)
-    trace_gap: list[float] = field(default_factory=list)
-    #: seconds since ``t0`` at each trace entry (the solver-shootout ``trace`` stat)
-    trace_t: list[float] = field(default_factory=list)
-    #: ``time.perf_counter()`` at the start of the solve (0: at construction)
-    t0: float = 0.0
-    polish_log: list[dict] = field(default_factory=list)
-    #: the dual mode's warm start (:class:`.continuation.WarmStart`), None: a cold start
-    warm: Any = None
+    restricted_taken: int = 0
+    last_prune: int = 0
+    #: the iteration at which each pair last carried mass (pruning)
+    last_used: np.ndarray = field(init=False, repr=False)
     #: the dual mode's last dual point (logits θ, ν), for a finer level's warm start
     dual_point: Any = None
 
     def __post_init__(self) -> None:
-        self.t0 = self.t0 or time.perf_counter()
         self.last_used = np.zeros(self.x.size, dtype=np.int64)
-        self.kappa = limit_costs(self.problem.joint, self.problem.p_a, self.problem.p_b)
-
-    def checkpoint(self, f_bits: float, gap_bits: float) -> None:
-        """Append one trace entry: objective and gap (bits) with the seconds since ``t0``."""
-        self.trace_f.append(f_bits)
-        self.trace_gap.append(gap_bits)
-        self.trace_t.append(time.perf_counter() - self.t0)
-
-    def restamp(self) -> None:
-        """The last entry's gap improved just now: its time is now (a bound is only
-        certified once computed)."""
-        if self.trace_t:
-            self.trace_t[-1] = time.perf_counter() - self.t0
 
     def leakage(self, x: np.ndarray | None = None) -> float:
         """I(A; B̂) in nats of x (default: the iterate) on V's pairs."""
         V = self.V
-        return leakage_nats(output_joint(self.problem.joint, V.rows, V.cols,
-                                          self.x if x is None else x, V.n), self.problem.p_a)
+        return leakage_nats(output_joint(V.problem.joint, V.rows, V.cols,
+                                         self.x if x is None else x, V.n), V.problem.p_a)
 
 
-def run_frank_wolfe(s: FrankWolfe) -> None:
+@dataclass
+class Trace:
+    """What a solve records: objective and gap per entry with its time, the stop reason,
+    the modes' log and the time spent per part (``timers``, which V adds to as well)."""
+
+    #: ``time.perf_counter()`` at the start of the solve (0: at construction)
+    t0: float = 0.0
+    f: list[float] = field(default_factory=list)
+    gap: list[float] = field(default_factory=list)
+    #: seconds since ``t0`` at each entry (the solver-shootout ``trace`` stat)
+    t: list[float] = field(default_factory=list)
+    stop: str = "iterations"
+    polish_log: list[dict] = field(default_factory=list)
+    timers: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
+        ("pricing", "lp", "linesearch", "polish"), 0.0))
+
+    def __post_init__(self) -> None:
+        self.t0 = self.t0 or time.perf_counter()
+
+    def checkpoint(self, f_bits: float, gap_bits: float) -> None:
+        """Append one entry: objective and gap (bits) with the seconds since ``t0``."""
+        self.f.append(f_bits)
+        self.gap.append(gap_bits)
+        self.t.append(time.perf_counter() - self.t0)
+
+    def restamp(self) -> None:
+        """The last entry's gap improved just now: its time is now (a bound is only
+        certified once computed)."""
+        if self.t:
+            self.t[-1] = time.perf_counter() - self.t0
+
+
+def run_frank_wolfe(setup: Setup, state: State, trace: Trace) -> None:
     """Algorithm 1: linear step by column generation, exact line search, until the
     certified gap is below ``fw_tol`` bits or ``iterations`` steps were taken."""
-    P, p_a, V = s.problem.joint, s.problem.p_a, s.V
-    bursts = working_set.enabled(s)
+    P, p_a, V = setup.problem.joint, setup.problem.p_a, state.V
+    iterations = setup.settings.iterations
+    bursts = working_set.enabled(setup, state)
     it = -1
-    while it < s.iterations:
+    while it < iterations:
         it += 1
-        _maybe_prune(s, it)
-        Q = output_joint(P, V.rows, V.cols, s.x, V.n)
+        _maybe_prune(setup, state, it)
+        Q = output_joint(P, V.rows, V.cols, state.x, V.n)
         f = leakage_nats(Q, p_a)
-        L, empty = decoder_logratios(Q, p_a, s.eta)
-        step = _certified_step(s, it, f, L, empty)
-        gap = s.trace_gap[-1] * LN2
-        if s.on_iteration is not None:
-            s.on_iteration({"iteration": it, "objective_bits": f / LN2, "gap_bits": gap / LN2,
-                            "columns": int(V.rows.size)})
-        if gap / LN2 < s.fw_tol:
-            s.stop = "tolerance"
+        L, empty = decoder_logratios(Q, p_a, setup.eta)
+        step = _certified_step(setup, state, trace, it, f, L, empty)
+        gap = trace.gap[-1] * LN2
+        if setup.on_iteration is not None:
+            setup.on_iteration({"iteration": it, "objective_bits": f / LN2,
+                                "gap_bits": gap / LN2, "columns": int(V.rows.size)})
+        if gap / LN2 < setup.fw_tol:
+            trace.stop = "tolerance"
             return
-        if it == s.iterations:
+        if it == iterations:
             return
-        if not _descend(s, step, Q, L, empty, f, gap):
-            s.stop = "no descent step (numerically converged)"
+        if not _descend(setup, state, trace, step, Q, L, empty, f, gap):
+            trace.stop = "no descent step (numerically converged)"
             return
-        s.steps += 1
+        state.steps += 1
         if bursts:
-            taken = working_set.burst(s, min(s.restricted_steps, s.iterations - it - 1), it)
-            s.restricted_taken += taken
+            taken = working_set.burst(
+                setup, state, trace,
+                min(setup.settings.restricted_steps, iterations - it - 1), it)
+            state.restricted_taken += taken
             it += taken
-            if s.stop == "tolerance":
+            if trace.stop == "tolerance":
                 return
 
 
-def _maybe_prune(s: FrankWolfe, it: int) -> None:
+def _maybe_prune(setup: Setup, state: State, it: int) -> None:
     """Every ``prune_after`` iterations drop pairs unused that long, if it shrinks V enough."""
-    if not (s.prune_after and it - s.last_prune >= s.prune_after):
+    prune_after = setup.settings.prune_after
+    if not (prune_after and it - state.last_prune >= prune_after):
         return
-    s.last_prune = it
-    keep = (s.x > 0) | (it - s.last_used < s.prune_after)
+    state.last_prune = it
+    keep = (state.x > 0) | (it - state.last_used < prune_after)
     if keep.mean() < 0.8:  # worth a master rebuild
-        kept = s.V.prune(keep)
-        s.x, s.last_used = s.x[kept], s.last_used[kept]
-        if s.atoms is not None:
-            s.atoms.collapse(s.x, output_joint(s.problem.joint, s.V.rows, s.V.cols, s.x, s.V.n))
+        V = state.V
+        kept = V.prune(keep)
+        state.x, state.last_used = state.x[kept], state.last_used[kept]
+        if state.atoms is not None:
+            state.atoms.collapse(state.x, output_joint(setup.problem.joint, V.rows, V.cols,
+                                                       state.x, V.n))
 
 
-def _certified_step(s: FrankWolfe, it: int, f: float, L: np.ndarray, empty: np.ndarray
-                    ) -> LinearStep:
+def _certified_step(setup: Setup, state: State, trace: Trace, it: int, f: float,
+                    L: np.ndarray, empty: np.ndarray) -> LinearStep:
     """The linear step of iteration ``it`` (exact pricing when due or when the cheap bound
     says the tolerance is met), recorded in the certificate and the traces."""
-    V = s.V
-    exact = V.line is not None or s.exact_every <= 1 or it % s.exact_every == 0 \
-        or it == s.iterations
+    V, delta, exact_every = state.V, setup.delta, setup.settings.exact_every
+    exact = V.line is not None or exact_every <= 1 or it % exact_every == 0 \
+        or it == setup.settings.iterations
     step = V.linear_step(L, empty, None, exact)
-    if not step.certified and (f - step.bound(s.delta)) / LN2 < s.tol:
+    if not step.certified and (f - step.bound(delta)) / LN2 < setup.tol:
         step = V.linear_step(L, empty, None, True, costs_set=True)
-    s.x = V.padded(s.x)
-    s.last_used = np.concatenate([s.last_used, np.full(V.rows.size - s.last_used.size, it)])
-    s.last_used[step.sol.x > 0] = it
-    s.lam = step.lam
+    state.x = V.padded(state.x)
+    state.last_used = np.concatenate([state.last_used,
+                                      np.full(V.rows.size - state.last_used.size, it)])
+    state.last_used[step.sol.x > 0] = it
+    state.lam = step.lam
     if step.certified:
-        s.best_lb = max(s.best_lb, step.bound(s.delta))
-    s.checkpoint(f / LN2, max(f - s.best_lb, 0.0) / LN2)
+        state.best_lb = max(state.best_lb, step.bound(delta))
+    trace.checkpoint(f / LN2, max(f - state.best_lb, 0.0) / LN2)
     return step
 
 
-def _descend(s: FrankWolfe, step: LinearStep, Q: np.ndarray, L: np.ndarray,
-             empty: np.ndarray, f: float, gap: float) -> bool:
+def _descend(setup: Setup, state: State, trace: Trace, step: LinearStep, Q: np.ndarray,
+             L: np.ndarray, empty: np.ndarray, f: float, gap: float) -> bool:
     """Step toward the LP vertex; if that does not descend, retry with the full LP, then
     with the limit gradient at empty outputs. False when nothing descends."""
-    V = s.V
+    V = state.V
     retries = [lambda: step]
     if not step.complete:  # an inexact step may miss: the full LP
         retries.append(lambda: V.linear_step(L, empty, None, True, costs_set=True, rounds=0))
     if empty.any():  # the limit gradient at outputs with no mass
-        retries.append(lambda: V.linear_step(L, empty, s.kappa, rounds=0))
+        retries.append(lambda: V.linear_step(L, empty, setup.kappa, rounds=0))
     for k, make_step in enumerate(retries):
         current = make_step()
-        s.x = V.padded(s.x)
+        state.x = V.padded(state.x)
         if k == 1 and not step.complete:
-            s.best_lb = max(s.best_lb, current.bound(s.delta))
-            s.trace_gap[-1] = max(f - s.best_lb, 0.0) / LN2
-            s.restamp()
+            state.best_lb = max(state.best_lb, current.bound(setup.delta))
+            trace.gap[-1] = max(f - state.best_lb, 0.0) / LN2
+            trace.restamp()
         t = time.perf_counter()
-        moved, s.x = _step(V, s.atoms, current.sol, s.x, Q, L, f, gap, s.delta, s.eta,
-                           s.corrective_steps)
-        V.timers["linesearch"] += time.perf_counter() - t
+        moved, state.x = _step(V, state.atoms, current.sol, state.x, Q, L, f, gap,
+                               setup.delta, setup.eta, setup.settings.corrective_steps)
+        trace.timers["linesearch"] += time.perf_counter() - t
         if moved:
             return True
     return False

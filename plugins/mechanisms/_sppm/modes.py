@@ -1,7 +1,9 @@
 """SPPM's modes: what runs after (or instead of more) Frank-Wolfe.
 
 Every mode starts with :func:`.frank_wolfe.run_frank_wolfe` and may then continue from
-its state with a finisher of the same signature, ``finish(state, rounds)``:
+its state with a finisher of the same signature, ``finish(setup, state, trace)``: it reads
+the :class:`.frank_wolfe.Setup` (``polish_rounds`` from its settings) and changes the
+:class:`.frank_wolfe.State` and the :class:`.frank_wolfe.Trace` it is given:
 
 * ``frank-wolfe``: nothing more (Algorithm 1 alone);
 * ``optimal``: restricted exact solves of problem (1) alternated with exact pricing;
@@ -20,7 +22,7 @@ from privbench.protocol.feasibility import normalise_columns, pull_into_budget, 
 
 from . import continuation
 from .dual_mode import DualRound, dual_rounds
-from .frank_wolfe import LN2, FrankWolfe
+from .frank_wolfe import LN2, Setup, State, Trace
 from .leakage import decoder_logratios, output_joint
 from .polish import polish
 
@@ -30,20 +32,21 @@ POLISH_CLEAN = 1e-9
 POLISH_SETTINGS = (True, False)
 
 
-def finish_frank_wolfe(s: FrankWolfe, rounds: int) -> None:
+def finish_frank_wolfe(setup: Setup, state: State, trace: Trace) -> None:
     """``frank-wolfe``: Algorithm 1 alone."""
 
 
-def finish_dual(s: FrankWolfe, rounds: int) -> None:
+def finish_dual(setup: Setup, state: State, trace: Trace) -> None:
     """``dual``: entropy-smoothed dual ascent after the Frank-Wolfe warm-up (:mod:`.smoothed_dual`).
 
     V takes the dual phase's pairs, reordered so that X0's pairs stay first (the budget
     repair of the epilogue mixes with X0 there).
     """
-    if s.trace_gap[-1] < s.tol:
+    if trace.gap[-1] < setup.tol:
         return
-    V, delta, tol, log, trace_f, trace_gap = s.V, s.delta, s.tol, s.polish_log, s.trace_f, s.trace_gap
-    best_lb = s.best_lb
+    V, delta, tol, log, trace_f, trace_gap = state.V, setup.delta, setup.tol, trace.polish_log, \
+        trace.f, trace.gap
+    best_lb, warm = state.best_lb, setup.warm
     t = time.perf_counter()
     priced = 0.0
 
@@ -55,22 +58,22 @@ def finish_dual(s: FrankWolfe, rounds: int) -> None:
         return out
 
     def on_round(record: DualRound) -> None:
-        s.checkpoint(record.upper_bits,
+        trace.checkpoint(record.upper_bits,
                      max(record.upper_bits - max(record.lower_bits, best_lb / LN2), 0.0))
 
     threads = V.line.threads if V.line is not None else 1  # the pricing's own (sppm threads)
     n = V.n
-    rows0, cols0, x0 = V.rows, V.cols, s.x
+    rows0, cols0, x0 = V.rows, V.cols, state.x
     start = None
-    if s.warm is not None:  # a coarse solve's dual point and pairs (:mod:`.continuation`)
-        fresh = ~np.isin(s.warm.rows * n + s.warm.cols, V.rows * n + V.cols)
-        rows0 = np.concatenate([V.rows, s.warm.rows[fresh]])
-        cols0 = np.concatenate([V.cols, s.warm.cols[fresh]])
-        x0 = np.concatenate([s.x, np.zeros(int(fresh.sum()))])
-        start = (s.warm.theta, s.warm.nu)
-    rows, cols, xd, lb, stop, s.dual_point = dual_rounds(
-        V.problem, delta, rows0, cols0, x0, -s.lam, price, tol, rounds, log, on_round, threads,
-        start)
+    if warm is not None:  # a coarse solve's dual point and pairs (:mod:`.continuation`)
+        fresh = ~np.isin(warm.rows * n + warm.cols, V.rows * n + V.cols)
+        rows0 = np.concatenate([V.rows, warm.rows[fresh]])
+        cols0 = np.concatenate([V.cols, warm.cols[fresh]])
+        x0 = np.concatenate([state.x, np.zeros(int(fresh.sum()))])
+        start = (warm.theta, warm.nu)
+    rows, cols, xd, lb, stop, state.dual_point = dual_rounds(
+        V.problem, delta, rows0, cols0, x0, -state.lam, price, tol,
+        setup.settings.polish_rounds, log, on_round, threads, start)
     x0_keys = V.rows[: V.x_start.size] * n + V.cols[: V.x_start.size]
     first = np.isin(rows * n + cols, x0_keys)
     order = np.concatenate([np.flatnonzero(first), np.flatnonzero(~first)])
@@ -79,15 +82,15 @@ def finish_dual(s: FrankWolfe, rounds: int) -> None:
     pos = dict(zip((rows[lead] * n + cols[lead]).tolist(), lead.tolist(), strict=True))
     order[: lead.size] = [pos[k] for k in x0_keys.tolist()]
     V.replace_pairs(rows[order], cols[order])
-    V.timers["pricing"] += priced
-    V.timers["polish"] += time.perf_counter() - t - priced
-    s.best_lb = max(best_lb, lb)
-    trace_gap[-1] = max(trace_f[-1] - s.best_lb / LN2, 0.0) if trace_f else trace_gap[-1]
-    s.restamp()
-    s.x, s.stop = xd[order], stop
+    trace.timers["pricing"] += priced
+    trace.timers["polish"] += time.perf_counter() - t - priced
+    state.best_lb = max(best_lb, lb)
+    trace_gap[-1] = max(trace_f[-1] - state.best_lb / LN2, 0.0) if trace_f else trace_gap[-1]
+    trace.restamp()
+    state.x, trace.stop = xd[order], stop
 
 
-def finish_optimal(s: FrankWolfe, rounds: int) -> None:
+def finish_optimal(setup: Setup, state: State, trace: Trace) -> None:
     """``optimal``: exact solves on V alternated with exact pricing (:mod:`.polish`).
 
     Each round solves problem (1) on V and repairs the point to exact feasibility, as
@@ -97,23 +100,23 @@ def finish_optimal(s: FrankWolfe, rounds: int) -> None:
     candidate with the least I and the best bound, and stops when the gap is below
     ``tol``, when no pair enters V after the solver ran with each of ``POLISH_SETTINGS``
     (tight tolerances, then the defaults: interior points near the optimum differ, and
-    so do their bounds), or after ``rounds`` rounds.
+    so do their bounds), or after ``polish_rounds`` rounds.
     """
-    if s.trace_gap[-1] >= s.tol:
-        s.x, s.best_lb, s.stop = _polish_rounds(s, rounds)
+    if trace.gap[-1] >= setup.tol:
+        state.x, state.best_lb, trace.stop = _polish_rounds(setup, state, trace)
 
 
-def _polish_rounds(s: FrankWolfe, rounds: int) -> tuple[np.ndarray, float, str]:
-    V, delta, eta, tol, log = s.V, s.delta, s.eta, s.tol, s.polish_log
-    x, best_lb, trace_gap = s.x, s.best_lb, s.trace_gap
+def _polish_rounds(setup: Setup, state: State, trace: Trace) -> tuple[np.ndarray, float, str]:
+    V, delta, eta, tol, log = state.V, setup.delta, setup.eta, setup.tol, trace.polish_log
+    x, best_lb, trace_gap, rounds = state.x, state.best_lb, trace.gap, setup.settings.polish_rounds
     problem, n, P, p_a = V.problem, V.n, V.problem.joint, V.problem.p_a
-    leak, pad = s.leakage, V.padded
+    leak, pad = state.leakage, V.padded
     settings = iter(POLISH_SETTINGS)
     tight = next(settings)
     for _ in range(rounds):
         t = time.perf_counter()
         xp, record = polish(problem, V.rows, V.cols, V.a, delta, tight=tight)
-        V.timers["polish"] += time.perf_counter() - t
+        trace.timers["polish"] += time.perf_counter() - t
         log.append(record)
         candidates = []
         if xp is not None:
@@ -134,7 +137,7 @@ def _polish_rounds(s: FrankWolfe, rounds: int) -> tuple[np.ndarray, float, str]:
             fc = leak(cand)
             if fc < f:
                 x, f = cand, fc
-        s.checkpoint(f / LN2, max(f - best_lb, 0.0) / LN2)
+        trace.checkpoint(f / LN2, max(f - best_lb, 0.0) / LN2)
         record.update(objective_bits=f / LN2, gap_bits=trace_gap[-1], pairs_added=added)
         if trace_gap[-1] < tol:
             return x, best_lb, "tolerance (optimal mode)"
@@ -178,7 +181,7 @@ def resolve_mode(mode: str, problem: PrivacyProblem, delta: float) -> str:
 
 
 #: mode -> (Frank-Wolfe stops at the handover gap instead of tol, finisher)
-MODES: dict[str, tuple[bool, Callable[[FrankWolfe, int], None]]] = {
+MODES: dict[str, tuple[bool, Callable[[Setup, State, Trace], None]]] = {
     "frank-wolfe": (False, finish_frank_wolfe),
     "optimal": (True, finish_optimal),
     "dual": (False, finish_dual),

@@ -24,14 +24,16 @@ from .dual_mode import posterior_logits
 from .frank_wolfe import (
     LN2,
     ActiveSet,
-    FrankWolfe,
+    Setup,
     SPPMOutcome,
+    State,
+    Trace,
     available_cores,
     run_frank_wolfe,
     start_from,
     start_pairs,
 )
-from .leakage import POSTERIOR_FLOOR, output_joint
+from .leakage import output_joint
 from .modes import MODES, resolve_mode
 from .perfect import perfect_privacy_mapping
 from .settings import SPPMSettings
@@ -89,48 +91,49 @@ def _solve(problem: PrivacyProblem, delta: float, backend: LPBackend, settings: 
            x0: Any, on_iteration: Callable[[dict[str, Any]], None] | None,
            t_total: float) -> SPPMOutcome:
     """One solve in a resolved mode (not ``auto``): Frank-Wolfe, the mode, the outcome."""
-    state = _solve_state(problem, delta, backend, settings, x0, on_iteration, t_total)
-    _perfect_privacy_by_lp(state)
-    return _outcome(state, settings.mode, settings.variant, t_total)
+    setup, state, trace = _solve_state(problem, delta, backend, settings, x0, on_iteration,
+                                       t_total)
+    _perfect_privacy_by_lp(setup, state, trace)
+    return _outcome(setup, state, trace, t_total)
 
 
 def _solve_state(problem: PrivacyProblem, delta: float, backend: LPBackend,
                  o: SPPMSettings, x0: Any,
                  on_iteration: Callable[[dict[str, Any]], None] | None,
-                 t_total: float) -> FrankWolfe:
-    """Frank-Wolfe then the mode's finisher; the solver's state at the end. The dual mode
-    on a long line starts from a coarse solve (:mod:`.continuation`) when X0 is not given."""
+                 t_total: float) -> tuple[Setup, State, Trace]:
+    """Frank-Wolfe then the mode's finisher; the solve's setup, state and trace at the end.
+    The dual mode on a long line starts from a coarse solve (:mod:`.continuation`) when X0
+    is not given."""
     mode = o.mode
     handover_first, finish = MODES[mode]
     warm = continuation.coarse_start(
         problem, delta, lambda p, d: _coarse_solve(p, d, backend, o)) \
         if mode == "dual" and x0 is None and continuation.applies(problem) else None
-    timers = {"pricing": 0.0, "lp": 0.0, "linesearch": 0.0, "polish": 0.0}
+    trace = Trace(t0=t_total)
     rows, cols, x = start_pairs(problem, delta) + (np.ones(problem.n),) if x0 is None \
         else start_from(problem, delta, x0)
-    V = ActiveSet(problem, backend, rows, cols, x, timers, o.neighbours, delta, o.rounds,
+    V = ActiveSet(problem, backend, rows, cols, x, trace.timers, o.neighbours, delta, o.rounds,
                   o.threads or available_cores())
     atoms = AtomSet(x, output_joint(problem.joint, rows, cols, x, problem.n)) \
         if o.variant == "pairwise" else None
-    iterations, tol = o.iterations, o.tol
+    iterations = o.iterations
     if mode == "dual":  # a warm start needs no Frank-Wolfe pairs: one certified step only
         iterations = min(iterations, 0 if warm is not None else o.warmup)
-    state = FrankWolfe(problem, delta, V, x.copy(), atoms, POSTERIOR_FLOOR, tol,
-                       max(tol, o.handover) if handover_first else tol,
-                       iterations, o.exact_every, o.corrective_steps, o.prune_after,
-                       on_iteration,
-                       # the other modes finish on V: bursts leave it larger (their pairs
-                       # join it), which loosens the optimal mode's bounds at its dust
-                       restricted_steps=o.restricted_steps if mode == "frank-wolfe" else 0,
-                       t0=t_total, warm=warm)
+    # the other modes finish on V: bursts leave it larger (their pairs join it), which
+    # loosens the optimal mode's bounds at its dust
+    runs = o.replace(iterations=iterations,
+                     restricted_steps=o.restricted_steps if mode == "frank-wolfe" else 0)
+    setup = Setup(problem, delta, runs, max(o.tol, o.handover) if handover_first else o.tol,
+                  on_iteration, warm)
+    state = State(V, x.copy(), atoms)
     backend.start(problem.n, delta)
     try:
         with one_blas_thread():  # thousands of vector dot products; pricing has its threads
-            run_frank_wolfe(state)
-            finish(state, o.polish_rounds)
+            run_frank_wolfe(setup, state, trace)
+            finish(setup, state, trace)
     finally:
         V.close()
-    return state
+    return setup, state, trace
 
 
 def _coarse_solve(problem: PrivacyProblem, delta: float, backend: LPBackend,
@@ -144,37 +147,39 @@ def _coarse_solve(problem: PrivacyProblem, delta: float, backend: LPBackend,
     # dual mode stalls at small budgets (m = 8, 1e-3 d_const: gap 0.011 bits after 20
     # rounds, 15 s) where Frank-Wolfe certifies in a second
     mode = "dual" if continuation.applies(problem) else resolve_mode("auto", problem, delta)
-    s = _solve_state(problem, delta, backend, o.replace(mode=mode), None, None, t)
-    V = s.V
-    if s.dual_point is not None:
-        theta, nu = s.dual_point
+    setup, state, trace = _solve_state(problem, delta, backend, o.replace(mode=mode), None,
+                                       None, t)
+    V = state.V
+    if state.dual_point is not None:
+        theta, nu = state.dual_point
     else:  # Frank-Wolfe certified before the dual rounds: its posterior and λ
         live = problem.p_a > 0
         S = problem.joint[live] / np.where(problem.p_b > 0, problem.p_b, 1.0)[None, :]
-        theta, nu = posterior_logits(problem, V.rows, V.cols, s.x, S), -s.lam
-    level = {"n": problem.n, "objective_bits": s.trace_f[-1], "gap_bits": s.trace_gap[-1],
+        theta, nu = posterior_logits(problem, V.rows, V.cols, state.x, S), -state.lam
+    level = {"n": problem.n, "objective_bits": trace.f[-1], "gap_bits": trace.gap[-1],
              "pairs": int(V.rows.size), "seconds": time.perf_counter() - t}
-    below = s.warm.levels if s.warm is not None else []
-    return continuation.CoarseSolve(theta, nu, V.rows, V.cols, s.x, below + [level])
+    below = setup.warm.levels if setup.warm is not None else []
+    return continuation.CoarseSolve(theta, nu, V.rows, V.cols, state.x, below + [level])
 
 
-def _perfect_privacy_by_lp(s: FrankWolfe) -> None:
+def _perfect_privacy_by_lp(setup: Setup, state: State, trace: Trace) -> None:
     """When nothing proves I > 0, perfect privacy may be affordable without a constant
     mapping (Frank-Wolfe only nears it): the exact LP of :mod:`.perfect` decides."""
-    if s.best_lb > 0 or s.trace_f[-1] <= 0:
+    if state.best_lb > 0 or trace.f[-1] <= 0:
         return
-    X0 = perfect_privacy_mapping(s.problem, s.delta)
+    problem = setup.problem
+    X0 = perfect_privacy_mapping(problem, setup.delta)
     if X0 is None:
         return
     Xs = sp.coo_array(X0)
-    used = float(np.sum(Xs.data * s.problem.p_b[Xs.col] * s.problem.distortion.pairs(Xs.row, Xs.col)))
-    V = s.V
+    used = float(np.sum(Xs.data * problem.p_b[Xs.col] * problem.distortion.pairs(Xs.row, Xs.col)))
+    V = state.V
     saved = V.rows, V.cols
     V.replace_pairs(Xs.row, Xs.col)
-    f = s.leakage(Xs.data) / LN2
-    if used <= s.delta and f < s.trace_f[-1]:
-        s.x, s.stop = Xs.data, "perfect privacy (exact LP)"
-        s.checkpoint(f, f)
+    f = state.leakage(Xs.data) / LN2
+    if used <= setup.delta and f < trace.f[-1]:
+        state.x, trace.stop = Xs.data, "perfect privacy (exact LP)"
+        trace.checkpoint(f, f)
     else:
         V.replace_pairs(*saved)
 
@@ -192,34 +197,34 @@ def _constant_outcome(n: int, best: int, variant: str, t_total: float) -> SPPMOu
         "runtime_total_s": time.perf_counter() - t_total})
 
 
-def _outcome(s: FrankWolfe, mode: str, variant: str, t_total: float) -> SPPMOutcome:
+def _outcome(setup: Setup, state: State, trace: Trace, t_total: float) -> SPPMOutcome:
     """Undo the rounding drift of incremental updates, re-check the budget, report."""
-    V, n = s.V, s.V.n
-    x = normalise_columns(V.cols, s.x, n)
-    if not s.stop.startswith("perfect privacy"):  # the first pairs are X0's
-        x = pull_into_budget(V.a, x, V.start_values(x.size), s.delta)
+    V, n = state.V, state.V.n
+    x = normalise_columns(V.cols, state.x, n)
+    if not trace.stop.startswith("perfect privacy"):  # the first pairs are X0's
+        x = pull_into_budget(V.a, x, V.start_values(x.size), setup.delta)
     support = np.bincount(V.cols[x > 0], minlength=n)
     stats: dict[str, Any] = {
-        "iterations": s.steps, "restricted_iterations": s.restricted_taken,
+        "iterations": state.steps, "restricted_iterations": state.restricted_taken,
         "lp_solves": V.lp_solves, "lp_iterations": V.lp_iterations,
         "full_scan_columns": V.full_scans,
         "neighbours": None if V.line is not None else V.nb.k,
-        "gap_bits": s.trace_gap[-1], "lower_bound_bits": s.best_lb / LN2, "budget_dual": s.lam,
-        "objective_bits": s.trace_f[-1],
+        "gap_bits": trace.gap[-1], "lower_bound_bits": state.best_lb / LN2,
+        "budget_dual": state.lam, "objective_bits": trace.f[-1],
         # converged means the certificate meets tol (the optimal mode's Frank-Wolfe stage
         # stops at the looser handover gap, which is not convergence)
-        "converged": s.trace_gap[-1] < s.tol or s.stop.startswith("perfect privacy"),
-        "stop_reason": s.stop, "columns": int(V.rows.size),
+        "converged": trace.gap[-1] < setup.tol or trace.stop.startswith("perfect privacy"),
+        "stop_reason": trace.stop, "columns": int(V.rows.size),
         "columns_generated": int(V.rows.size - V.x_start.size + V.pruned),
         "columns_pruned": V.pruned, "support_max": int(support.max()) if n else 0,
         "support_hist": {int(k): int(v) for k, v in enumerate(np.bincount(support)) if v},
-        **{f"time_{k}_s": v for k, v in V.timers.items()},
-        "mode": mode, "polish": s.polish_log or None,
-        "coarse_levels": s.warm.levels if s.warm is not None else None,
-        "runtime_total_s": time.perf_counter() - t_total, "variant": variant,
-        "atoms": len(s.atoms) if s.atoms is not None else None,
-        "objective_trace_bits": s.trace_f, "gap_trace_bits": s.trace_gap,
-        "trace": solver_trace(s.trace_t, s.trace_f, s.trace_gap),
+        **{f"time_{k}_s": v for k, v in trace.timers.items()},
+        "mode": setup.settings.mode, "polish": trace.polish_log or None,
+        "coarse_levels": setup.warm.levels if setup.warm is not None else None,
+        "runtime_total_s": time.perf_counter() - t_total, "variant": setup.settings.variant,
+        "atoms": len(state.atoms) if state.atoms is not None else None,
+        "objective_trace_bits": trace.f, "gap_trace_bits": trace.gap,
+        "trace": solver_trace(trace.t, trace.f, trace.gap),
     }
     return SPPMOutcome(V.rows, V.cols, x, stats)
 

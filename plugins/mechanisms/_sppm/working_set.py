@@ -52,25 +52,26 @@ RC_TOL = 1e-10
 MIN_PARALLEL = 1024
 
 
-def enabled(s) -> bool:
+def enabled(setup, state) -> bool:
     """Bursts need exact pricing on a line and classic steps."""
-    return s.restricted_steps > 0 and isinstance(s.V.line, LinePricer) and s.atoms is None
+    return setup.settings.restricted_steps > 0 and isinstance(state.V.line, LinePricer) \
+        and state.atoms is None
 
 
 class _Restricted:
     """The restricted problem: W's pairs with local indices (inputs: W, outputs: C)."""
 
-    def __init__(self, s, work: np.ndarray, counts: np.ndarray) -> None:
-        V, P, p_a = s.V, s.problem.joint, s.problem.p_a
+    def __init__(self, setup, state, work: np.ndarray, counts: np.ndarray) -> None:
+        V, P, p_a = state.V, setup.problem.joint, setup.problem.p_a
         n, self.p_a, self.k = V.n, p_a, work.size
         mask = counts[V.cols] >= 2
         in_work, frozen = np.flatnonzero(mask), np.flatnonzero(~mask)
         self.work, self.in_work = work, in_work
-        self.Q_frozen = output_joint(P, V.rows[frozen], V.cols[frozen], s.x[frozen], n)
-        Q_work = output_joint(P, V.rows[in_work], V.cols[in_work], s.x[in_work], n)
+        self.Q_frozen = output_joint(P, V.rows[frozen], V.cols[frozen], state.x[frozen], n)
+        Q_work = output_joint(P, V.rows[in_work], V.cols[in_work], state.x[in_work], n)
         Q_full = self.Q_frozen + Q_work
         #: the decoder on all outputs (C's columns are rewritten every iteration)
-        self.L, self.empty = decoder_logratios(Q_full, p_a, s.eta)
+        self.L, self.empty = decoder_logratios(Q_full, p_a, setup.eta)
         self.reach = np.union1d(V.rows[in_work], work)
         self.local_out = np.full(n, -1, dtype=np.int64)
         self.local_out[self.reach] = np.arange(self.reach.size)
@@ -80,14 +81,14 @@ class _Restricted:
         self.f_out = leakage_nats(Q_full[:, outside], p_a)
         self.bound_out = float(np.sum(Q_full[:, outside] * self.L[:, outside]))
         self.offset = np.ascontiguousarray(self.Q_frozen[:, self.reach])
-        self.delta = s.delta - float(V.a[frozen] @ s.x[frozen])
+        self.delta = setup.delta - float(V.a[frozen] @ state.x[frozen])
         self.P = np.ascontiguousarray(P[:, work])
-        self.p_b = s.problem.p_b[work]
+        self.p_b = setup.problem.p_b[work]
         in_local = np.full(n, -1, dtype=np.int64)
         in_local[work] = np.arange(work.size)
         rows, cols = self.local_out[V.rows[in_work]], in_local[V.cols[in_work]]
         #: every pair of the burst: V's pairs of W (origin: their index in V), then new ones
-        self.pairs = GrowingArrays(rows=rows, cols=cols, a=V.a[in_work], x=s.x[in_work],
+        self.pairs = GrowingArrays(rows=rows, cols=cols, a=V.a[in_work], x=state.x[in_work],
                                    origin=in_work, in_master=np.zeros(in_work.size, dtype=bool))
         #: V's pairs are found through V's index (then this map), the burst's new ones here
         self.index, self.local_of_v = V.index, np.full(V.rows.size, -1, dtype=np.int64)
@@ -96,10 +97,10 @@ class _Restricted:
         self.QW = np.ascontiguousarray(Q_work[:, self.reach])  # W's part of Q, on C
         #: the iterate is ``scale * view("x")``: a step scales every pair, lazily
         self.scale = 1.0
-        self.used_x = float(V.a[in_work] @ s.x[in_work])
+        self.used_x = float(V.a[in_work] @ state.x[in_work])
         # the master starts with each input's heaviest pair and every pair above
         # MASTER_START (not all ~150 an input has: Frank-Wolfe leaves dust on each)
-        x = s.x[in_work]
+        x = state.x[in_work]
         heaviest = np.zeros(work.size)
         np.maximum.at(heaviest, cols, x)
         self._set_master(np.flatnonzero((x >= MASTER_START) | (x == heaviest[cols])),
@@ -181,27 +182,27 @@ def working_inputs(V) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(counts >= 2), counts
 
 
-def burst(s, max_steps: int, it: int) -> int:
-    """Up to ``max_steps`` restricted Frank-Wolfe steps from ``s.x``; returns the steps taken.
-
-    Updates ``s.x`` (and V, with the pairs found), the traces and ``s.best_lb`` (one exact
-    pricing at the end); sets ``s.stop`` to ``"tolerance"`` when the certificate is met.
+def burst(setup, state, trace, max_steps: int, it: int) -> int:
+    """Up to ``max_steps`` restricted Frank-Wolfe steps from ``state.x``; returns the
+    steps taken. Reads ``setup`` (:class:`.frank_wolfe.Setup`); updates ``state.x`` (and
+    V, with the pairs found) and ``state.best_lb`` (one exact pricing at the end), and in
+    ``trace`` the entries, timers and ``stop`` (``"tolerance"`` when the certificate is met).
     """
-    V = s.V
+    V = state.V
     work, counts = working_inputs(V)
     if max_steps <= 0 or work.size == 0:
         return 0
-    r = _Restricted(s, work, counts)
+    r = _Restricted(setup, state, work, counts)
     L_start, empty_start = r.L.copy(), r.empty.copy()
     master = type(V.backend).create(**V.backend.get_params())
     pricer = V.line.for_inputs(work)
     pricer.min_parallel = MIN_PARALLEL
     try:
-        steps, best = _steps(s, r, pricer, master, max_steps)
+        steps, best = _steps(setup, state, trace, r, pricer, master, max_steps)
     finally:
         master.close()
-    _write_back(s, r, it)
-    _certify(s, r, L_start, empty_start, best)
+    _write_back(state, r, it)
+    _certify(setup, state, trace, r, L_start, empty_start, best)
     return steps
 
 
@@ -224,11 +225,11 @@ def _master_solve(r: _Restricted, master, L: np.ndarray, empty: np.ndarray, fres
     return sol
 
 
-def _steps(s, r: _Restricted, pricer: LinePricer, master, max_steps: int
+def _steps(setup, state, trace, r: _Restricted, pricer: LinePricer, master, max_steps: int
            ) -> tuple[int, tuple | None]:
     """The restricted iterations; returns (steps, (L on C, empty on C, λ, |C|, the bound)
     of the best restricted bound)."""
-    p_a, eta, timers = s.problem.p_a, s.eta, s.V.timers
+    p_a, eta, timers = setup.problem.p_a, setup.eta, trace.timers
     best, best_lb, steps, fresh = None, -np.inf, 0, True
     t = time.perf_counter()
     tables = pricer.tables(r.L, r.empty)  # then updated on C's columns only
@@ -259,24 +260,24 @@ def _steps(s, r: _Restricted, pricer: LinePricer, master, max_steps: int
         if lb > best_lb:
             best_lb, best = lb, (L, empty, lam, r.reach.size, lb)
         f = r.f_out + f_c
-        if (f - best_lb) / LN2 < STOP_FRACTION * s.fw_tol:
+        if (f - best_lb) / LN2 < STOP_FRACTION * setup.fw_tol:
             break  # the exact certificate (:func:`_certify`) decides
-        s.checkpoint(f / LN2, max(f - s.best_lb, 0.0) / LN2)
-        if s.on_iteration is not None:
-            s.on_iteration({"iteration": s.steps, "objective_bits": f / LN2,
-                            "gap_bits": s.trace_gap[-1],
-                            "columns": int(s.V.rows.size + r.pairs.size - r.in_work.size)})
+        trace.checkpoint(f / LN2, max(f - state.best_lb, 0.0) / LN2)
+        if setup.on_iteration is not None:
+            setup.on_iteration({"iteration": state.steps, "objective_bits": f / LN2,
+                            "gap_bits": trace.gap[-1],
+                            "columns": int(state.V.rows.size + r.pairs.size - r.in_work.size)})
         t = time.perf_counter()
         moved = _step(r, sol.x, Q, f_c, steps)
         timers["linesearch"] += time.perf_counter() - t
         if not moved:
             break
         steps += 1
-        s.steps += 1
+        state.steps += 1
         cand = np.flatnonzero(best_v - sol.simplex_duals < -RC_TOL)
         if cand.size:
             out = best_i[cand]
-            a = r.p_b[cand] * s.problem.distortion.pairs(out, r.work[cand])
+            a = r.p_b[cand] * setup.problem.distortion.pairs(out, r.work[cand])
             added = r.enter(out, cand, a, steps)
             if added.size and not fresh:
                 master.add_columns(r.view("cols")[added], np.zeros(added.size),
@@ -311,23 +312,23 @@ def _step(r: _Restricted, vertex: np.ndarray, Q: np.ndarray, f_c: float, step: i
     return True
 
 
-def _write_back(s, r: _Restricted, it: int) -> None:
-    """The restricted iterate into ``s.x``; the pairs found in the burst join V."""
-    V = s.V
+def _write_back(state, r: _Restricted, it: int) -> None:
+    """The restricted iterate into ``state.x``; the pairs found in the burst join V."""
+    V = state.V
     origin = r.view("origin").copy()
     found = origin < 0
     if found.any():
         start = V.rows.size
         V.extend(r.reach[r.view("rows")[found]], r.work[r.view("cols")[found]])
         origin[found] = np.arange(start, V.rows.size)
-    s.x = V.padded(s.x)
-    s.last_used = np.concatenate([s.last_used, np.full(V.rows.size - s.last_used.size, it)])
+    state.x = V.padded(state.x)
+    state.last_used = np.concatenate([state.last_used, np.full(V.rows.size - state.last_used.size, it)])
     x = r.iterate()
-    s.x[origin] = x
-    s.last_used[origin[x > 0]] = it
+    state.x[origin] = x
+    state.last_used[origin[x > 0]] = it
 
 
-def _certify(s, r: _Restricted, L_start: np.ndarray, empty_start: np.ndarray,
+def _certify(setup, state, trace, r: _Restricted, L_start: np.ndarray, empty_start: np.ndarray,
              best: tuple | None) -> None:
     """Exact pricing over all n² pairs at the burst's best decoder and λ: a certificate.
 
@@ -336,18 +337,18 @@ def _certify(s, r: _Restricted, L_start: np.ndarray, empty_start: np.ndarray,
     """
     Q_end = r.offset + output_joint(r.P, r.view("rows"), r.view("cols"), r.iterate(),
                                     r.reach.size)
-    f = r.f_out + leakage_nats(Q_end, s.problem.p_a)
+    f = r.f_out + leakage_nats(Q_end, setup.problem.p_a)
     # the full bound at a decoder and λ is at most the restricted one (a frozen input's
     # least cost is at most its own pair's): price only when it may meet the tolerance
-    if best is not None and (f - best[4]) / LN2 < s.fw_tol * (1 + 1e-9):
+    if best is not None and (f - best[4]) / LN2 < setup.fw_tol * (1 + 1e-9):
         L_c, empty_c, lam, c_then, _ = best
         L_start[:, r.reach[:c_then]] = L_c
         empty_start[r.reach[:c_then]] = empty_c
         t = time.perf_counter()
-        _, best_v = s.V.price_all(L_start, lam, empty_start)
-        s.V.timers["pricing"] += time.perf_counter() - t
-        s.best_lb = max(s.best_lb, lam * s.delta + float(best_v.sum()))
-    gap_bits = max(f - s.best_lb, 0.0) / LN2
-    if gap_bits < s.fw_tol:
-        s.checkpoint(f / LN2, gap_bits)
-        s.stop = "tolerance"
+        _, best_v = state.V.price_all(L_start, lam, empty_start)
+        trace.timers["pricing"] += time.perf_counter() - t
+        state.best_lb = max(state.best_lb, lam * setup.delta + float(best_v.sum()))
+    gap_bits = max(f - state.best_lb, 0.0) / LN2
+    if gap_bits < setup.fw_tol:
+        trace.checkpoint(f / LN2, gap_bits)
+        trace.stop = "tolerance"
