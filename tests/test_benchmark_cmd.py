@@ -153,7 +153,7 @@ def test_the_peer_rule_needs_three_times_the_best_certified_peer_from_n_4096() -
 
 def test_a_peer_that_timed_out_prints_a_dash_not_a_crash() -> None:
     """A peer stopped at --peer-timeout has no run time: the row prints '-' and its status
-    (it crashed the command with a TypeError on None's format, issue 38)."""
+    (it crashed the command with a TypeError on None's format)."""
     import argparse
 
     from privbench.plugins.mechanisms._sppm.benchmark_cmd import _line, peer_verdict
@@ -170,3 +170,50 @@ def test_a_peer_that_timed_out_prints_a_dash_not_a_crash() -> None:
     line = _line(r, argparse.Namespace(tol=1e-3))
     assert "smoothed_dual - (timeout, gap nan)" in line
     assert "mirror_descent 30.00 s" in line and "best mirror_descent x15.0" in line
+
+
+def test_peer_timeout_auto_is_three_times_sppm_s_time_and_a_stop_there_proves_the_ratio() -> None:
+    """``--peer-timeout auto`` gives each peer max(3 x sppm's time, 5 s) + 1 s; a peer
+    stopped there uncertified counts as >= 3x slower (met), one that certifies within
+    3x misses, and a fixed limit under 3x sppm's time proves nothing (missed, unproven)."""
+    import argparse
+
+    from privbench.plugins.mechanisms._sppm.benchmark_cmd import (
+        _line,
+        peer_limit,
+        peer_timeout,
+        peer_verdict,
+    )
+
+    assert peer_timeout("auto") == "auto" and peer_timeout("12.5") == 12.5
+    with pytest.raises(argparse.ArgumentTypeError, match="'auto'"):
+        peer_timeout("soon")
+    assert peer_limit("auto", 10.0) == pytest.approx(31.0)
+    assert peer_limit("auto", 0.5) == pytest.approx(6.0)
+    assert peer_limit(600.0, 10.0) == 600.0
+
+    def row(peers: dict) -> dict:
+        return {"problem": "synthetic:m=12", "n": 4096, "relative_delta": 0.3, "delta": 1.0,
+                "lp_backend": "mckp", "time_s": 10.0, "iterations": 0, "gap_bits": 1e-4,
+                "mi_bits": 0.17, "peak_rss_mb": 300.0, "columns": 10, "time_pricing_s": 0.1,
+                "time_lp_s": 0.0, "time_linesearch_s": 0.0, "time_polish_s": 0.8,
+                "converged": True, "met": True, "target_s": 60.0, "target_mb": 4096.0,
+                "peers": peers}
+
+    def stopped(limit: float) -> dict:
+        return {"status": "timeout", "time_s": None, "gap_bits": None, "certified": False,
+                "limit_s": limit}
+
+    r = row({"a": stopped(peer_limit("auto", 10.0)), "b": stopped(31.0)})
+    peer_verdict(r)
+    assert r["met"] and r["peer_met"] and r["peer_ratio"] is None
+    line = _line(r, argparse.Namespace(tol=1e-3))
+    assert "a not certified within 31.0 s (>= 3.1x)" in line and line.endswith("met")
+    r = row({"a": stopped(31.0), "b": {"status": "ok", "time_s": 25.0, "gap_bits": 1e-4,
+                                       "certified": True, "limit_s": 31.0}})
+    peer_verdict(r)
+    assert not r["met"] and r["best_peer"] == "b" and r["peer_ratio"] == pytest.approx(2.5)
+    r = row({"a": stopped(20.0)})  # a fixed limit of 2x: the peer might certify at 2.5x
+    peer_verdict(r)
+    assert not r["met"] and r["peers"]["a"]["at_least"] == pytest.approx(2.0)
+    assert "MISSED" in _line(r, argparse.Namespace(tol=1e-3))

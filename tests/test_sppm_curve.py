@@ -1,4 +1,4 @@
-"""SPPM across the trade-off curve (issue 38): certified intervals that contain an independent
+"""SPPM across the trade-off curve: certified intervals that contain an independent
 optimum at every relative budget, burst certificates when frozen inputs spend budget, the
 auto mode's choice, and a run stopped at its cap (status ok, not converged, one line)."""
 
@@ -174,7 +174,7 @@ def test_the_dual_mode_runs_at_tol_zero() -> None:
 
 @pytest.mark.slow
 def test_a_burst_with_inputs_frozen_off_the_optimum_certifies_by_exact_pricing(monkeypatch) -> None:
-    """Issue 39 item 5: the burst's restricted bound is no certificate. Here every burst
+    """The burst's restricted bound is no certificate. Here every burst
     also freezes the 16 inputs around the line's middle (where the optimum mixes the two
     private values) wherever the last full step left them, so the restricted problem's
     optimum, and its bound, lie above I*: only the exact price over all n² pairs at the

@@ -43,13 +43,19 @@ DATASET_TARGETS = {"census:top_k=all": (10.0, None)}
 DATASET_TARGET = (60.0, None)
 #: the trade-off curve's budgets, Δ / d_const (``--curve``)
 CURVE = (1e-4, 1e-3, 0.01, 0.03, 0.1, 0.3, 0.6)
-#: peers timed with ``--peers``: (label, mechanism, parameters); each certifies its gap
+#: peers timed with ``--peers``: (label, mechanism, parameters); each certifies its gap.
+#: ``sppm_dual`` is sppm's dual mode as it was before the coarse start (warmed by
+#: Frank-Wolfe alone): with the coarse start it is what ``auto`` itself runs on a line
 PEERS = (("smoothed_dual", "smoothed_dual", {}), ("mirror_descent", "mirror_descent", {}),
-         ("sppm_dual", "sppm", {"mode": "dual"}))
+         ("sppm_dual", "sppm", {"mode": "dual", "coarse_start": False}))
 #: peers run (and the 3x target applies) from this alphabet size on
 PEER_MIN_N = 4096
 #: SPPM must be this many times faster than the best certified peer (n >= PEER_MIN_N)
 PEER_RATIO = 3.0
+#: ``--peer-timeout auto``: each peer may take max(PEER_RATIO x sppm's time on the row,
+#: AUTO_TIMEOUT_MIN) seconds plus AUTO_TIMEOUT_MARGIN (so a stop at the limit is past 3x)
+AUTO_TIMEOUT_MIN = 5.0
+AUTO_TIMEOUT_MARGIN = 1.0
 #: metrics the benchmark does not compute (an uncertified run's optimum metric would solve)
 SKIP_METRICS = ("optimum",)
 
@@ -94,8 +100,11 @@ def add_parser(cli: CommandLine) -> None:
     p.add_argument("--peer-min-n", type=int, default=PEER_MIN_N,
                    help=f"time the peers on rows with at least this n (default {PEER_MIN_N}, "
                         "where the 3x target applies)")
-    p.add_argument("--peer-timeout", type=float, default=600.0,
-                   help="seconds each peer run may take (default 600)")
+    p.add_argument("--peer-timeout", type=peer_timeout, default=600.0,
+                   help="seconds each peer run may take (default 600), or 'auto': "
+                        f"max({PEER_RATIO:g} x sppm's time on the row, {AUTO_TIMEOUT_MIN:g} s) + "
+                        f"{AUTO_TIMEOUT_MARGIN:g} s; a peer stopped there without its "
+                        f"certificate is at least {PEER_RATIO:g}x slower than sppm")
     p.add_argument("--lp-backend", action="append", default=None,
                    help=f"LP backend (repeatable; default {DEFAULTS['lp_backend']})")
     add_flags(p, skip=("lp_backend",))  # every other sppm setting, defaults from SPPMSettings
@@ -110,6 +119,24 @@ def add_parser(cli: CommandLine) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per run")
     p.add_argument("--db", default=None, help="also store every run record in this SQLite store")
     p.set_defaults(func=run)
+
+
+def peer_timeout(text: str) -> float | str:
+    """``--peer-timeout``: seconds > 0 or ``auto`` (:func:`peer_limit`)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return float(text)  # the range is checked with the other options (_check)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0 or 'auto'; got {text!r}") from None
+
+
+def peer_limit(setting: float | str, sppm_s: float) -> float:
+    """Seconds a peer may take on a row where sppm took ``sppm_s``: the fixed setting, or
+    for ``auto`` max(PEER_RATIO x sppm_s, AUTO_TIMEOUT_MIN) + AUTO_TIMEOUT_MARGIN."""
+    if setting == "auto":
+        return max(PEER_RATIO * sppm_s, AUTO_TIMEOUT_MIN) + AUTO_TIMEOUT_MARGIN
+    return float(setting)
 
 
 def bench_exact(m: int) -> dict[str, Any]:
@@ -169,34 +196,49 @@ def bench_one(label: str, delta: float, backend: str, args: argparse.Namespace,
 
 
 def bench_peers(label: str, delta: float, args: argparse.Namespace,
-                store: ResultStore | None) -> dict[str, dict[str, Any]]:
-    """Each peer of :data:`PEERS` on the same problem and Δ, to ``args.tol`` bits:
-    {label: {time_s, gap_bits, mi_bits, status, certified}}."""
+                store: ResultStore | None, sppm_s: float) -> dict[str, dict[str, Any]]:
+    """Each peer of :data:`PEERS` on the same problem and Δ, to ``args.tol`` bits, within
+    :func:`peer_limit` seconds: {label: {time_s, gap_bits, mi_bits, status, certified,
+    limit_s}}."""
     out: dict[str, dict[str, Any]] = {}
+    limit = peer_limit(args.peer_timeout, sppm_s)
     for name, mechanism, extra in PEERS:
         params = {**extra, "tol": args.tol}
-        record = _execute(label, mechanism, params, delta, timeout=args.peer_timeout)
+        record = _execute(label, mechanism, params, delta, timeout=limit)
         if store is not None:
             store.add(record, sweep_id="benchmark")
         gap = record.get("gap_bits")
         certified = record["status"] == "ok" and gap is not None and gap <= args.tol
         out[name] = {"status": record["status"], "time_s": record.get("runtime_s"),
-                     "gap_bits": gap, "mi_bits": record.get("mi_bits"), "certified": certified}
+                     "gap_bits": gap, "mi_bits": record.get("mi_bits"), "certified": certified,
+                     "limit_s": limit}
     return out
 
 
 def peer_verdict(row: dict[str, Any]) -> None:
-    """Add ``best_peer``, ``peer_ratio`` (best certified peer's time / SPPM's) and fold the
-    3x target into ``met`` (no certified peer: the ratio cannot be checked, noted)."""
+    """Add ``best_peer``, ``peer_ratio`` (best certified peer's time / SPPM's),
+    ``peer_met`` and fold the 3x target into ``met``.
+
+    A peer stopped at its time limit without its certificate took at least that limit
+    (``at_least`` = limit / SPPM's time): with ``--peer-timeout auto`` that is past
+    PEER_RATIO, which proves the ratio for that peer; a shorter fixed limit proves
+    nothing, and the row's peer target is then missed (unproven). A peer that stopped
+    uncertified for another reason (its own cap, an error) is not a certified peer."""
+    sppm_s = max(row["time_s"], 1e-9)
+    for v in row["peers"].values():
+        timed_out = v.get("status") == "timeout" and not v["certified"]
+        v["at_least"] = v["limit_s"] / sppm_s if timed_out and v.get("limit_s") else None
     done = {k: v for k, v in row["peers"].items() if v["certified"]}
-    if not done:
-        row.update(best_peer=None, peer_ratio=None)
-        return
-    best = min(done, key=lambda k: done[k]["time_s"])
-    ratio = done[best]["time_s"] / max(row["time_s"], 1e-9)
-    row.update(best_peer=best, peer_ratio=ratio)
+    best = min(done, key=lambda k: done[k]["time_s"]) if done else None
+    ratio = done[best]["time_s"] / sppm_s if best is not None else None
+    # a timeout without a known limit (or one shorter than PEER_RATIO x) proves nothing
+    proven = all(v["at_least"] is not None and v["at_least"] >= PEER_RATIO
+                 for v in row["peers"].values()
+                 if v.get("status") == "timeout" and not v["certified"])
+    row.update(best_peer=best, peer_ratio=ratio,
+               peer_met=bool(proven and (ratio is None or ratio >= PEER_RATIO)))
     if "met" in row and row["n"] >= PEER_MIN_N:
-        row["met"] = bool(row["met"] and ratio >= PEER_RATIO)
+        row["met"] = bool(row["met"] and row["peer_met"])
 
 
 def _problems(args: argparse.Namespace):
@@ -226,8 +268,9 @@ def _check(args: argparse.Namespace, backends: list[str]) -> None:
         raise ValidationError("--peers needs --relative-delta or --curve")
     if args.peer_min_n < 1:
         raise ValidationError(f"--peer-min-n must be >= 1; got {args.peer_min_n}")
-    if args.peer_timeout <= 0:
-        raise ValidationError(f"--peer-timeout must be > 0; got {args.peer_timeout:g}")
+    if args.peer_timeout != "auto" and not 0 < args.peer_timeout < float("inf"):
+        raise ValidationError(f"--peer-timeout must be > 0 (seconds) or 'auto'; got "
+                              f"{args.peer_timeout:g}")
     for backend in backends:  # bad options fail before anything runs
         sppm_params(backend, args)
 
@@ -249,19 +292,30 @@ def _line(r: dict[str, Any], args: argparse.Namespace) -> str:
     if not r["converged"]:
         line += "  NOT CERTIFIED"
     if "peers" in r:
-        line += "  peers: " + ", ".join(
-            (f"{k} {v['time_s']:.2f} s" if v["time_s"] is not None else f"{k} -")
-            + ("" if v["certified"] else f" ({v['status']}, "
-                                          f"gap {v['gap_bits'] if v['gap_bits'] is not None else float('nan'):.1e})")
-            for k, v in r["peers"].items())
+        line += "  peers: " + ", ".join(_peer_text(k, v) for k, v in r["peers"].items())
         if r.get("peer_ratio") is not None:
             line += f"; best {r['best_peer']} x{r['peer_ratio']:.1f}"
+        elif not r["peers"] or not any(v["certified"] for v in r["peers"].values()):
+            line += "; no peer certified"
     if "met" in r:
         mem = f", {r['target_mb']:g} MB" if r["target_mb"] else ""
         peer = f", x{PEER_RATIO:g} the best peer" if "peers" in r else ""
         line += (f"  <= {r['target_s']:g} s{mem}{peer}, gap <= {args.tol:g}: "
                  f"{'met' if r['met'] else 'MISSED'}")
     return line
+
+
+def _peer_text(name: str, v: dict[str, Any]) -> str:
+    """One peer in a row: its time, or why it has none (a timeout: at least how many
+    times SPPM's time it took)."""
+    if v["certified"]:
+        return f"{name} {v['time_s']:.2f} s"
+    if v.get("at_least") is not None:
+        return (f"{name} not certified within {v['limit_s']:.1f} s "
+                f"(>= {v['at_least']:.1f}x)")
+    gap = v["gap_bits"] if v["gap_bits"] is not None else float("nan")
+    took = f"{v['time_s']:.2f} s" if v["time_s"] is not None else "-"
+    return f"{name} {took} ({v['status']}, gap {gap:.1e})"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -290,7 +344,7 @@ def run(args: argparse.Namespace) -> int:
                     r["met"] = bool(r["gap_bits"] <= args.tol and r["time_s"] <= r["target_s"]
                                     and r["peak_rss_mb"] <= r["target_mb"])
                 if args.peers and r["n"] >= args.peer_min_n:
-                    r["peers"] = bench_peers(label, delta, args, store)
+                    r["peers"] = bench_peers(label, delta, args, store, r["time_s"])
                     peer_verdict(r)
             elif target is not None and args.targets:
                 seconds, mib = target

@@ -1,4 +1,5 @@
-"""Coarse-to-fine continuation for the dual mode on a line (1-D feature distortions).
+"""Coarse-to-fine continuation on a line (1-D feature distortions): the dual mode and
+Frank-Wolfe start from the solve of a coarser line.
 
 At a fixed relative budget Δ / d_const the line problem converges as n grows (synthetic,
 0.3 d_const: I* = 0.16576 bits at m = 8, 0.16572 at m = 10), so the dual point of the
@@ -13,6 +14,13 @@ continuation while it is large), is nearly optimal on the fine line once prolong
   price of a unit of distortion, keep their scale;
 * V is seeded with each fine input's neighbourhood of its group's coarse support (the
   members of every coarse output it uses, widened by :data:`MARGIN` outputs on each side).
+
+Frank-Wolfe (small budgets, where the dual mode stalls on nearly pure decoders) starts
+instead from the coarse *mapping*, prolonged by shifts (:func:`prolong_mapping`): the
+k-th member of coarse input J goes to the k-th member of coarse output I with J's mass
+on I, which on evenly spaced symbols costs exactly the coarse distortion, and keeps each
+output's posterior near its group's. Synthetic m = 14 at 1e-3 d_const: 27 fine
+iterations from the m = 12 level instead of over 20,000 from the identity.
 
 The result is only a starting point: the fine run's certificate is, as always, an exact
 price over all n² pairs, and its primal points are feasible on the fine problem.
@@ -113,6 +121,42 @@ def coarse_start(problem: PrivacyProblem, delta: float,
         theta[a] = np.interp(x_fine, x_coarse, out.theta[a])
     rows, cols = seed_pairs(order, group, out.rows, out.cols, out.x, problem.n)
     return WarmStart(theta, out.nu, rows, cols, out.levels)
+
+
+def coarse_mapping(problem: PrivacyProblem, delta: float,
+                   solve: Callable[[PrivacyProblem, float], CoarseSolve | None]
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]] | None:
+    """(rows, cols, x, the coarse levels' statistics): the coarse problem's mapping
+    (``solve``, Frank-Wolfe on it, recursively) prolonged to ``problem``
+    (:func:`prolong_mapping`); None when the coarse solve gives none. Not yet checked
+    against the fine budget (the caller mixes it into the budget)."""
+    coarse, order, group = coarsen(problem)
+    out = solve(coarse, delta)
+    if out is None:
+        return None
+    rows, cols, x = prolong_mapping(order, group, out.rows, out.cols, out.x, problem.n)
+    return rows, cols, x, out.levels
+
+
+def prolong_mapping(order: np.ndarray, group: np.ndarray, rows_c: np.ndarray,
+                    cols_c: np.ndarray, x_c: np.ndarray, n: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fine pairs by shifts: for each coarse pair (I, J) with mass x > 0, the k-th member
+    of J (coordinate order) goes to the k-th member of I (its last if I has fewer) with
+    mass x. Each fine column sums to its coarse column's sum (one for a mapping)."""
+    keep = x_c > 0
+    I, J, x = rows_c[keep], cols_c[keep], x_c[keep]
+    first = np.searchsorted(group[order], np.arange(int(group.max()) + 2))
+    size = np.diff(first)
+    k = np.arange(FACTOR)
+    ok = k[None, :] < size[J][:, None]  # (pairs, FACTOR): J's members
+    out_rank = first[I][:, None] + np.minimum(k[None, :], size[I][:, None] - 1)
+    in_rank = first[J][:, None] + k[None, :]
+    rows = order[out_rank[ok]]
+    cols = order[in_rank[ok]]
+    vals = np.broadcast_to(x[:, None], ok.shape)[ok]
+    keys, inverse = np.unique(rows.astype(np.int64) * n + cols, return_inverse=True)
+    return keys // n, keys % n, np.bincount(inverse, weights=vals, minlength=keys.size)
 
 
 def seed_pairs(order: np.ndarray, group: np.ndarray, rows_c: np.ndarray, cols_c: np.ndarray,

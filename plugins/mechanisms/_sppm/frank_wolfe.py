@@ -368,6 +368,8 @@ class Setup:
     on_iteration: Callable[[dict[str, Any]], None] | None = None
     #: the dual mode's warm start (:class:`.continuation.WarmStart`), None: a cold start
     warm: Any = None
+    #: the coarse levels solved for this run's start (:mod:`.continuation`), coarsest first
+    levels: list[dict] | None = None
     #: the posterior floor of the decoder (:data:`.leakage.POSTERIOR_FLOOR`)
     eta: float = POSTERIOR_FLOOR
     #: the limit gradient at outputs with no mass (:func:`.leakage.limit_costs`)
@@ -403,7 +405,6 @@ class State:
     last_used: np.ndarray = field(init=False, repr=False)
     #: the dual mode's last dual point (logits θ, ν), for a finer level's warm start
     dual_point: Any = None
-
     def __post_init__(self) -> None:
         self.last_used = np.zeros(self.x.size, dtype=np.int64)
 

@@ -44,7 +44,7 @@ SUPERBLOCK = 16
 #: classes). On census (every profile) the decoders of the Frank-Wolfe warm-up span under 8
 #: nats: at 8.0 all live outputs fell in one class and a block's min-L bound was the floor
 #: of both private values; 0.5 with superblocks of 16 blocks priced those 2.1x faster (CPU,
-#: 11 decoders of one run) and the dual rounds' 1.5x (docs/sppm-scaling.md)
+#: 11 decoders of one run) and the dual rounds' 1.5x (docs/studies/sppm-scaling.md)
 COST_BIN = 0.5
 #: most distinct values per attribute (one bit each in a 64-bit mask)
 MAX_CARD = 64

@@ -152,7 +152,7 @@ def _polish_rounds(setup: Setup, state: State, trace: Trace) -> tuple[np.ndarray
 
 #: the ``auto`` mode (sppm's default) picks ``dual`` from this relative budget Δ / d_const
 #: on (d_const: the best constant mapping's E[d]) and ``frank-wolfe`` below it, where
-#: Frank-Wolfe's bursts certify fastest (docs/sppm-frontier.md has the measurements)
+#: Frank-Wolfe's bursts certify fastest (docs/studies/sppm-frontier.md has the measurements)
 AUTO_DUAL_FROM = 0.1
 #: ... and on a long line (where the dual mode starts from a coarse solve,
 #: :mod:`.continuation`) from this one: synthetic m = 10 and 12 certify 0.01 to 0.6

@@ -39,8 +39,8 @@ MODES = ("auto", "frank-wolfe", "optimal", "dual")
 @dataclass(frozen=True)
 class Check:
     """What a knob accepts: ``kind`` ``int`` (an integer >= ``low``), ``real`` (a finite
-    number >= ``low``), ``choice`` (one of ``choices``) or ``str`` (any text, e.g. a plugin
-    name the host checks). :meth:`message` is the error, None when the value is fine."""
+    number >= ``low``), ``choice`` (one of ``choices``), ``bool`` (true or false) or ``str``
+    (any text, e.g. a plugin name the host checks). :meth:`message` is the error, None when the value is fine."""
 
     kind: str
     low: float = 0
@@ -59,13 +59,16 @@ class Check:
         elif self.kind == "choice":
             ok = isinstance(value, str) and value in self.choices
             want = f"one of {', '.join(self.choices)}"
+        elif self.kind == "bool":  # numpy's bool_ too (its type name, no import here)
+            ok = isinstance(value, bool) or type(value).__name__ == "bool_"
+            want = "true or false"
         else:
             ok, want = isinstance(value, str), "a string"
         return None if ok else f"sppm: {name} must be {want}; got {value!r}"
 
     def coerce(self, value: Any) -> Any:
         """The value as the solver uses it (``numpy.int64(5)`` -> ``5``)."""
-        return {"int": int, "real": float}.get(self.kind, str)(value)
+        return {"int": int, "real": float, "bool": bool}.get(self.kind, str)(value)
 
 
 def knob(default: Any, doc: str, check: Check) -> Any:
@@ -111,7 +114,7 @@ class SPPMSettings:
     mode: str = knob("auto", """``auto`` (default): ``dual`` when Δ is at least 0.1 d_const
         (d_const the best constant mapping's E[d]; 0.01 d_const on a line with n > 256, where
         the dual mode starts from a coarse solve, docs/sppm.md), else ``frank-wolfe``
-        (measured in docs/sppm-frontier.md); ``frank-wolfe``; ``optimal``: Frank-Wolfe to a
+        (measured in docs/studies/sppm-frontier.md); ``frank-wolfe``; ``optimal``: Frank-Wolfe to a
         1e-3-bit gap, then exact solves of problem (1) restricted to the active pairs (cvxpy,
         Clarabel) alternated with exact pricing, for gaps Frank-Wolfe cannot reach (1e-6
         bits); or ``dual``: ``warmup`` Frank-Wolfe steps to gather pairs, then rounds of
@@ -133,6 +136,12 @@ class SPPMSettings:
         rest stay where they are) between two full iterations: each costs O(working inputs)
         instead of O(n) (default 100; 0 = every iteration is full). The gap stays certified
         by exact pricing of all n² pairs after each such burst.""", Check("int", 0))
+    coarse_start: bool = knob(True, """on a line (1-D feature distortions) with n > 256 and
+        no ``x0``, start from the solve of a coarser line (4 neighbours merged, recursively,
+        docs/sppm.md): the dual mode from its dual point and pairs, ``frank-wolfe`` from its
+        mapping prolonged by shifts (default true). False runs both as they were before
+        (the dual mode warmed by ``warmup`` Frank-Wolfe steps, Frank-Wolfe from X0): the
+        benchmark's ``sppm mode=dual`` peer is ``coarse_start=False``.""", Check("bool"))
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -220,8 +229,18 @@ def settings_of(plugin: Any) -> SPPMSettings:
     return cls(**{f.name: getattr(plugin, f.name) for f in dataclasses.fields(cls)})
 
 
+def _flag_bool(text: str) -> bool:
+    """``true``/``false`` (also yes/no, 1/0) for a bool knob's flag."""
+    word = text.strip().lower()
+    if word in ("true", "yes", "1"):
+        return True
+    if word in ("false", "no", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false; got {text!r}")
+
+
 def _flag_type(check: Check) -> Callable[[str], Any]:
-    return {"int": int, "real": float}.get(check.kind, str)
+    return {"int": int, "real": float, "bool": _flag_bool}.get(check.kind, str)
 
 
 def add_flags(parser: argparse.ArgumentParser, skip: tuple[str, ...] = (),

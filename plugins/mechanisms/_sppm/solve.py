@@ -72,7 +72,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend,
         return _constant_outcome(problem.n, best, settings.variant, t_total)
     mode = resolve_mode(settings.mode, problem, delta)
     warm = settings.mode == "auto" and mode == "dual" and x0 is None \
-        and continuation.applies(problem)
+        and settings.coarse_start and continuation.applies(problem)
     # a good coarse start certifies in 1-2 rounds; a poor one is cut short
     run = settings.replace(mode=mode, polish_rounds=min(settings.polish_rounds, WARM_ROUNDS)
                            if warm else settings.polish_rounds)
@@ -97,21 +97,36 @@ def _solve(problem: PrivacyProblem, delta: float, backend: LPBackend, settings: 
     return _outcome(setup, state, trace, t_total)
 
 
+#: a prolonged coarse mapping is mixed with X0 to spend at most (1 - this) Δ (its E[d] on
+#: the fine line differs from the coarse one by the spread within groups, and rounding)
+BUDGET_MARGIN = 1e-9
+
+
 def _solve_state(problem: PrivacyProblem, delta: float, backend: LPBackend,
                  o: SPPMSettings, x0: Any,
                  on_iteration: Callable[[dict[str, Any]], None] | None,
                  t_total: float) -> tuple[Setup, State, Trace]:
     """Frank-Wolfe then the mode's finisher; the solve's setup, state and trace at the end.
-    The dual mode on a long line starts from a coarse solve (:mod:`.continuation`) when X0
-    is not given."""
+    On a long line, when X0 is not given and ``coarse_start`` holds, the dual mode starts
+    from a coarse solve's dual point and Frank-Wolfe from its prolonged mapping
+    (:mod:`.continuation`)."""
     mode = o.mode
     handover_first, finish = MODES[mode]
+    coarse = mode in ("dual", "frank-wolfe") and x0 is None and o.coarse_start \
+        and continuation.applies(problem)
     warm = continuation.coarse_start(
-        problem, delta, lambda p, d: _coarse_solve(p, d, backend, o)) \
-        if mode == "dual" and x0 is None and continuation.applies(problem) else None
+        problem, delta, lambda p, d: _coarse_solve(p, d, backend, o, "dual")) \
+        if coarse and mode == "dual" else None
+    levels = warm.levels if warm is not None else None
+    start = _coarse_mapping(problem, delta, backend, o) if coarse and mode == "frank-wolfe" \
+        else None
     trace = Trace(t0=t_total)
-    rows, cols, x = start_pairs(problem, delta) + (np.ones(problem.n),) if x0 is None \
-        else start_from(problem, delta, x0)
+    if start is not None:
+        rows, cols, x, levels = start
+    elif x0 is None:
+        rows, cols, x = start_pairs(problem, delta) + (np.ones(problem.n),)
+    else:
+        rows, cols, x = start_from(problem, delta, x0)
     V = ActiveSet(problem, backend, rows, cols, x, trace.timers, o.neighbours, delta, o.rounds,
                   o.threads or available_cores())
     atoms = AtomSet(x, output_joint(problem.joint, rows, cols, x, problem.n)) \
@@ -124,7 +139,7 @@ def _solve_state(problem: PrivacyProblem, delta: float, backend: LPBackend,
     runs = o.replace(iterations=iterations,
                      restricted_steps=o.restricted_steps if mode == "frank-wolfe" else 0)
     setup = Setup(problem, delta, runs, max(o.tol, o.handover) if handover_first else o.tol,
-                  on_iteration, warm)
+                  on_iteration, warm, levels=levels)
     state = State(V, x.copy(), atoms)
     backend.start(problem.n, delta)
     try:
@@ -136,17 +151,49 @@ def _solve_state(problem: PrivacyProblem, delta: float, backend: LPBackend,
     return setup, state, trace
 
 
+def _coarse_mapping(problem: PrivacyProblem, delta: float, backend: LPBackend,
+                    o: SPPMSettings
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]] | None:
+    """Frank-Wolfe's X0 from a coarse solve (:func:`.continuation.coarse_mapping`), mixed
+    with the default X0 where it spends more than (1 - BUDGET_MARGIN) Δ; None when there
+    is no coarse mapping or the mix cannot meet the budget."""
+    out = continuation.coarse_mapping(
+        problem, delta, lambda p, d: _coarse_solve(p, d, backend, o, "frank-wolfe"))
+    if out is None:
+        return None
+    rows, cols, x, levels = out
+    x = normalise_columns(cols, x, problem.n)  # the coarse iterate's rounding drift
+    d, p_b = problem.distortion, problem.p_b
+    used = float(np.sum(x * p_b[cols] * d.pairs(rows, cols)))
+    target = delta * (1 - BUDGET_MARGIN)
+    if used > target:  # mix with the default X0, the least E[d] there is
+        rows0, cols0 = start_pairs(problem, delta)
+        least = float(p_b @ d.pairs(rows0, cols0))
+        if least >= target:
+            return None
+        t = (used - target) / (used - least)
+        n = problem.n
+        keys, inverse = np.unique(np.concatenate([rows * n + cols, rows0 * n + cols0]),
+                                  return_inverse=True)
+        x = np.bincount(inverse, weights=np.concatenate([(1 - t) * x, np.full(n, t)]),
+                        minlength=keys.size)
+        rows, cols = keys // n, keys % n
+    return rows, cols, x, levels
+
+
 def _coarse_solve(problem: PrivacyProblem, delta: float, backend: LPBackend,
-                  o: SPPMSettings) -> continuation.CoarseSolve | None:
-    """The dual mode on a coarse problem (a level of :mod:`.continuation`): its last dual
-    point, pairs and mapping; None when a constant mapping is optimal there."""
+                  o: SPPMSettings, fine_mode: str) -> continuation.CoarseSolve | None:
+    """A coarse level of :mod:`.continuation` for a fine run in ``fine_mode``: its last
+    dual point, pairs and mapping; None when a constant mapping is optimal there."""
     t = time.perf_counter()
     if problem.prior_mi_bits <= 0 or constant_output(problem, delta) is not None:
         return None
-    # the coarsest level (no coarser start) runs the mode ``auto`` picks there: the cold
-    # dual mode stalls at small budgets (m = 8, 1e-3 d_const: gap 0.011 bits after 20
-    # rounds, 15 s) where Frank-Wolfe certifies in a second
-    mode = "dual" if continuation.applies(problem) else resolve_mode("auto", problem, delta)
+    # Frank-Wolfe's levels are Frank-Wolfe's; for the dual mode the coarsest level (no
+    # coarser start) runs the mode ``auto`` picks there: the cold dual mode stalls at small
+    # budgets (m = 8, 1e-3 d_const: gap 0.011 bits after 20 rounds, 15 s) where
+    # Frank-Wolfe certifies in a second
+    mode = fine_mode if fine_mode == "frank-wolfe" or continuation.applies(problem) \
+        else resolve_mode("auto", problem, delta)
     setup, state, trace = _solve_state(problem, delta, backend, o.replace(mode=mode), None,
                                        None, t)
     V = state.V
@@ -156,10 +203,11 @@ def _coarse_solve(problem: PrivacyProblem, delta: float, backend: LPBackend,
         live = problem.p_a > 0
         S = problem.joint[live] / np.where(problem.p_b > 0, problem.p_b, 1.0)[None, :]
         theta, nu = posterior_logits(problem, V.rows, V.cols, state.x, S), -state.lam
-    level = {"n": problem.n, "objective_bits": trace.f[-1], "gap_bits": trace.gap[-1],
+    level = {"n": problem.n, "mode": mode, "iterations": state.steps,
+             "objective_bits": trace.f[-1], "gap_bits": trace.gap[-1],
              "pairs": int(V.rows.size), "seconds": time.perf_counter() - t}
-    below = setup.warm.levels if setup.warm is not None else []
-    return continuation.CoarseSolve(theta, nu, V.rows, V.cols, state.x, below + [level])
+    return continuation.CoarseSolve(theta, nu, V.rows, V.cols, state.x,
+                                    (setup.levels or []) + [level])
 
 
 def _perfect_privacy_by_lp(setup: Setup, state: State, trace: Trace) -> None:
@@ -220,7 +268,7 @@ def _outcome(setup: Setup, state: State, trace: Trace, t_total: float) -> SPPMOu
         "support_hist": {int(k): int(v) for k, v in enumerate(np.bincount(support)) if v},
         **{f"time_{k}_s": v for k, v in trace.timers.items()},
         "mode": setup.settings.mode, "polish": trace.polish_log or None,
-        "coarse_levels": setup.warm.levels if setup.warm is not None else None,
+        "coarse_levels": setup.levels,
         "runtime_total_s": time.perf_counter() - t_total, "variant": setup.settings.variant,
         "atoms": len(state.atoms) if state.atoms is not None else None,
         "objective_trace_bits": trace.f, "gap_trace_bits": trace.gap,
