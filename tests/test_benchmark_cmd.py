@@ -217,3 +217,22 @@ def test_peer_timeout_auto_is_three_times_sppm_s_time_and_a_stop_there_proves_th
     peer_verdict(r)
     assert not r["met"] and r["peers"]["a"]["at_least"] == pytest.approx(2.0)
     assert "MISSED" in _line(r, argparse.Namespace(tol=1e-3))
+
+
+@pytest.mark.slow
+def test_a_curve_on_a_dataset_prints_every_budget_and_a_closing_line(capsys) -> None:
+    """``--dataset ... --curve`` runs all seven budgets on the data set and ends with the
+    line that says how many rows ran (a table without it did not finish); faulthandler is
+    on, so a crash in compiled code prints a traceback instead of ending silently."""
+    import faulthandler
+
+    from privbench.cli import main
+
+    faulthandler.disable()  # pytest enables it too: see that the command does
+    code = main(["benchmark", "sppm", "--dataset", "synthetic:m=4", "--curve", "--targets"])
+    out = capsys.readouterr().out.splitlines()
+    rows = [line for line in out if line.strip().startswith("synthetic:m=4")]
+    assert [line.split()[2] for line in rows] == ["0.0001", "0.001", "0.01", "0.03", "0.1",
+                                                   "0.3", "0.6"]
+    assert out[-1] == "benchmark sppm: 7 rows done; targets met on 7 of 7" and code == 0
+    assert faulthandler.is_enabled()

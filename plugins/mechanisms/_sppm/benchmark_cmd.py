@@ -22,7 +22,9 @@ constant mapping (the ``constant`` mechanism), for the synthetic data and every
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
+import sys
 from typing import TYPE_CHECKING, Any
 
 import privbench as pb
@@ -322,6 +324,13 @@ def run(args: argparse.Namespace) -> int:
     """The benchmark's rows, printed as a table or JSON lines; exit 1 if a target is missed."""
     backends = args.lp_backend or [DEFAULTS["lp_backend"]]
     _check(args, backends)
+    # a crash in compiled code (numba kernels, BLAS) ends the process without a Python
+    # traceback: faulthandler prints one to stderr instead of a table that just stops
+    if not faulthandler.is_enabled():
+        try:
+            faulthandler.enable(file=sys.stderr, all_threads=True)
+        except (AttributeError, ValueError, OSError):  # stderr captured: no file descriptor
+            faulthandler.enable(file=sys.__stderr__, all_threads=True)
     rows: list[dict[str, Any]] = []
     head = (f"{'problem':>22} {'n':>6} {'F':>6} {'delta':>9} {'backend':>8} {'time_s':>8} "
             f"{'iters':>6} {'gap_bits':>9} {'mi_bits':>8} {'peak_MB':>8} {'|V|':>7} "
@@ -363,7 +372,19 @@ def run(args: argparse.Namespace) -> int:
     _ratios(rows, backends, args)
     if store is not None:
         store.close()
+    if not args.json:
+        print(summary_line(rows, args.targets), flush=True)
     return 1 if args.targets and not all(r.get("met", True) for r in rows) else 0
+
+
+def summary_line(rows: list[dict[str, Any]], targets: bool) -> str:
+    """The table's last line: how many rows ran (and met their targets): a table without
+    it did not finish."""
+    line = f"benchmark sppm: {len(rows)} row{'s' * (len(rows) != 1)} done"
+    if targets:
+        met = sum(bool(r.get("met", True)) for r in rows)
+        line += f"; targets met on {met} of {len(rows)}"
+    return line
 
 
 def _exact(args: argparse.Namespace) -> list[dict[str, Any]]:
