@@ -7,17 +7,15 @@ store, so one command goes from a spec to the report.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from privbench._plumbing.abort import plugin_code
 from privbench._plumbing.outdir import OutputFolder
-from privbench.cli.sweep_cmd import summary_line
+from privbench.cli.sweep_cmd import print_summary
 from privbench.host.manager import get_host
 from privbench.protocol.errors import PluginError, PrivbenchError, StoreWriteError
 from privbench.results.store import DEFAULT_DB
 from privbench.running.plan import load_sweep_file
-from privbench.running.records import metric_failure_lines
 from privbench.running.sweep import sweep
 
 
@@ -51,12 +49,11 @@ def run(args: argparse.Namespace) -> int:
     cls = get_host().get("reporter", args.reporter)  # fail before any sweep runs
     # a folder privbench may not write into fails before any sweep runs, too
     OutputFolder(args.out, what=f"report --out {args.out}", force=args.force).close()
-    for spec in args.sweep:  # an invalid sweep raises: exit 2 (3 for the store), no report
+    for path in args.sweep:  # an invalid sweep raises: exit 2 (3 for the store), no report
+        spec = load_sweep_file(path)
         records = sweep(spec, db=args.db, resume=True, executor=args.executor, workers=args.workers,
                         keep_stale=args.keep_stale, progress=True)
-        print(summary_line(load_sweep_file(spec).name, records, args.db), file=sys.stderr)
-        for line in metric_failure_lines(r.get("metric_errors") for r in records):
-            print(line, file=sys.stderr)
+        print_summary(spec.name, records, args.db)
     offered = {"static": args.static, "specs": tuple(str(s) for s in args.sweep),
                "force": args.force}
     params = {k: v for k, v in offered.items() if k in cls.param_names()}

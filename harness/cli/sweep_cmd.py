@@ -61,12 +61,20 @@ def summary_line(name: str, records: list[dict[str, Any]], db: Path | None) -> s
     return f"sweep {name}: {summary}; results in {db if db is not None else '(not stored)'}"
 
 
+def print_summary(name: str, records: list[dict[str, Any]], db: Path | None) -> None:
+    """What a finished sweep prints on stderr (``sweep`` and ``report --sweep``): the
+    summary line, then one line per metric that failed on some runs."""
+    print(summary_line(name, records, db), file=sys.stderr)
+    for line in metric_failure_lines(r.get("metric_errors") for r in records):
+        print(line, file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.steal_claims and not args.resume:
         raise ValidationError("--steal-claims needs --resume (it takes over claims of runs "
                               "a resumed sweep would otherwise leave to another sweep)")
+    spec = load_sweep_file(args.spec)  # read once: planned, run, named in the summary
     if args.dry_run:  # listing runs needs no data (but relative budgets need d_const)
-        spec = load_sweep_file(args.spec)
         spec.max_runs = args.max_runs
         for r in plan_runs(spec, load_datasets=bool(spec.relative_deltas)):
             print(r.key)
@@ -74,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     done: list[dict[str, Any]] = []
     units = declared_units() if args.json else None
     records = iter_sweep(
-        args.spec, db=None if args.no_store else args.db, executor=args.executor,
+        spec, db=None if args.no_store else args.db, executor=args.executor,
         workers=args.workers, scheduler=args.scheduler, max_mem_mb=args.max_mem,
         timeout=args.timeout, resume=args.resume, keep_stale=args.keep_stale,
         skip_metrics=args.no_metric, max_runs=args.max_runs, progress=True,
@@ -83,8 +91,5 @@ def run(args: argparse.Namespace) -> int:
         done.append({"status": record["status"], "metric_errors": record.get("metric_errors")})
         if args.json:
             print(record_json(record, units, full=args.full), flush=True)
-    db = None if args.no_store else args.db
-    print(summary_line(load_sweep_file(args.spec).name, done, db), file=sys.stderr)
-    for line in metric_failure_lines(r["metric_errors"] for r in done):
-        print(line, file=sys.stderr)
+    print_summary(spec.name, done, None if args.no_store else args.db)
     return 0
