@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from privbench.cli import main
 from privbench.protocol.errors import ValidationError
 from privbench.protocol.shared import sweep_store
 
+ROOT = Path(__file__).resolve().parents[1]
 SPEC = {"mechanisms": ["expmec", "identity"], "datasets": ["synthetic:m=3"], "deltas": [0.5, 2.0],
         "baselines": False, "name": "api"}
 
@@ -94,3 +98,25 @@ def test_the_sweep_store_reaches_a_run_through_its_spec_not_the_environment(tmp_
         assert StoreSpy.seen == [(None, False)]  # a run outside a sweep has no store
     finally:
         host.pm.unregister(name="store_spy_plugin")
+
+
+@pytest.mark.slow
+def test_the_readmes_python_block_runs_as_written_in_a_script(tmp_path: Path) -> None:
+    """The README's "From Python" block, saved as a script (P and D defined first), runs:
+    the process executor's workers import the script again, so the sweeps must sit under
+    the main guard the README shows."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("**From Python:**", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "specs").mkdir()
+    shutil.copy(ROOT / "specs" / "quick.toml", tmp_path / "specs")
+    script = tmp_path / "readme.py"
+    script.write_text("import numpy as np\nP = np.array([[0.3, 0.1, 0.1], [0.1, 0.1, 0.3]])\n"
+                      "D = 1 - np.eye(3)\n" + block
+                      + "    print('records', len(records), sorted({r['status'] for r in records}))\n",
+                      encoding="utf-8")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, text=True,
+                          capture_output=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "records 8 ['ok']" in done.stdout, done.stdout
+    assert len(pb.load_runs(tmp_path / "quick.sqlite")) == 36

@@ -163,6 +163,11 @@ def sweep(spec: SweepSpec | str | Path | dict[str, Any], **options: Any) -> list
     ``db`` (None: store nothing), ``executor``, ``workers``, ``resume``, ``timeout``, ...::
 
         records = pb.sweep("specs/toy.toml", db="toy.sqlite", resume=True)
+
+    The records are those of the runs it ran: with ``resume``, runs already stored are
+    skipped and not returned (``pb.load_runs(db)`` reads them all). The process and dask
+    executors start workers that import the calling script again: in a script, call it
+    under ``if __name__ == "__main__":``.
     """
     return list(iter_sweep(spec, **options))
 
