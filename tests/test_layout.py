@@ -156,3 +156,25 @@ def test_the_checker_fails_a_plugin_importing_a_reporter_and_a_reporter_importin
         "plugin import: plugins/reporters/html.py imports privbench.plugins.figures.shootout: "
         "imports a figure plugin (a reporter gets figures from the host)",
     ]
+
+
+def test_the_checker_fails_a_second_default_for_an_sppm_knob(tmp_path) -> None:
+    """SPPM's knobs have their one default in SPPMSettings: a face (the plugin, solve_sppm,
+    the benchmark command) giving one of its own is reported; None ("not given") is not."""
+    tool = _tool()
+    root = _tree(tmp_path, {
+        "plugins/mechanisms/_sppm/settings.py":
+            "class SPPMSettings:\n    iterations: int = knob(20000)\n    tol: float = 1e-3\n",
+        "plugins/mechanisms/_sppm/solve.py":
+            "def solve_sppm(problem, settings=None, *, tol=1e-4, x0=None):\n    pass\n"
+            "def helper(iterations=None):\n    pass\n",
+        "plugins/mechanisms/_sppm/benchmark_cmd.py":
+            "def add_parser(p):\n    p.add_argument('--iterations', type=int, default=100)\n"
+            "    p.add_argument('--tol', default=None)\n    p.add_argument('--m', default=8)\n",
+    })
+    found = [line for line in tool.problems(root)[0] if line.startswith("second default")]
+    assert found == [
+        "second default: plugins/mechanisms/_sppm/solve.py:1 tol (its one default is "
+        "SPPMSettings's, plugins/mechanisms/_sppm/settings.py; read it from there)",
+        "second default: plugins/mechanisms/_sppm/benchmark_cmd.py:2 iterations (its one "
+        "default is SPPMSettings's, plugins/mechanisms/_sppm/settings.py; read it from there)"]

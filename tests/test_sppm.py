@@ -305,3 +305,26 @@ def test_the_solve_runs_with_one_blas_thread_and_restores_it() -> None:
         assert blas_threads() == outside
     assert seen and all(threads == [1] * len(before) for threads in seen)
     assert blas_threads() == before
+
+
+def test_one_stats_dict_whatever_the_outcome() -> None:
+    """The solver writes its stats once (``solve._stats``), the certificate under its own
+    names; a constant outcome has the same keys as a solved one, and the plugin returns
+    the solver's dict as is (plus the backend and the mode asked for)."""
+    from privbench.plugins.mechanisms._sppm.solve import solve_sppm
+    from privbench.protocol.certificate import CERTIFICATE_STATS
+
+    problem = pb.load_dataset("synthetic", m=4)
+    backend = pb.get_lp_backend("mckp")
+    solved = solve_sppm(problem, 1.0, backend, iterations=5, mode="frank-wolfe")
+    constant = solve_sppm(problem, 1e9, backend)
+    assert constant.stats["stop_reason"] == "perfect privacy" and constant.stats["converged"]
+    assert set(solved.stats) == set(constant.stats)
+    assert set(CERTIFICATE_STATS) <= set(solved.stats) and "lower_bound_bits" not in solved.stats
+    for out in (solved, constant):
+        cert = pb.Certificate.from_stats(out.stats)
+        assert cert is not None and cert.to_stats() == {k: out.stats[k] for k in CERTIFICATE_STATS}
+    res = pb.get_mechanism("sppm", iterations=5, mode="frank-wolfe").solve(problem, 1.0)
+    assert set(res.stats) == set(solved.stats) | {"lp_backend", "mode_requested"}
+    same = ("objective_bits", "lower_bits", "gap_bits", "iterations", "columns", "stop_reason")
+    assert {k: res.stats[k] for k in same} == {k: solved.stats[k] for k in same}

@@ -13,7 +13,10 @@ cli), and a plugin or data set importing anything of the host but the public
 a string in harness/ code (docstrings and comments are not code) that is the name of a
 built-in plugin (a class's ``name = "..."`` in plugins/ or datasets/), unless listed in
 :data:`NOT_PLUGIN_REFERENCES`; a module outside plugins/reporters/ importing a reporter;
-a reporter importing a module that registers figures (it gets them from the host).
+a reporter importing a module that registers figures (it gets them from the host). And
+that settings declared once stay so (:data:`SETTINGS_FACES`): in the modules that show
+them (a plugin, a solver's entry point, a command), a parameter or a ``--flag`` named like
+a field of the settings dataclass with a default of its own (None, "not given", is fine).
 """
 
 from __future__ import annotations
@@ -277,6 +280,66 @@ def _reporter_breach(module: str, target: str, known: dict[str, Path]) -> str | 
     return None
 
 
+#: settings declared once ("file:Class", a dataclass whose fields hold the one default of
+#: each knob) and the modules whose parameters and command-line flags must not give one
+SETTINGS_FACES = {
+    "plugins/mechanisms/_sppm/settings.py:SPPMSettings": (
+        "plugins/mechanisms/sppm.py", "plugins/mechanisms/_sppm/solve.py",
+        "plugins/mechanisms/_sppm/benchmark_cmd.py"),
+}
+
+
+def settings_fields(path: Path, cls: str) -> set[str]:
+    """The field names of dataclass ``cls`` in ``path`` (its annotated class attributes)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            return {item.target.id for item in node.body
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)}
+    return set()
+
+
+def _given(node: ast.expr | None) -> bool:
+    return node is not None and not (isinstance(node, ast.Constant) and node.value is None)
+
+
+def second_defaults(path: Path, knobs: set[str]) -> list[tuple[int, str]]:
+    """(line, knob) of each parameter named like a knob with a default, and each
+    ``add_argument("--knob", default=...)``, in ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = node.args
+            positional = args.posonlyargs + args.args
+            pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults,
+                             strict=True)) + list(zip(args.kwonlyargs, args.kw_defaults, strict=True))
+            found += [(arg.lineno, arg.arg) for arg, default in pairs
+                      if arg.arg in knobs and _given(default)]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "add_argument" and node.args \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            name = node.args[0].value.lstrip("-").replace("-", "_")
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            if name in knobs and _given(default):
+                found.append((node.lineno, name))
+    return found
+
+
+def _settings_problems(root: Path) -> list[str]:
+    found = []
+    for declared, faces in SETTINGS_FACES.items():
+        file, cls = declared.split(":")
+        if not (root / file).exists():
+            continue
+        knobs = settings_fields(root / file, cls)
+        for face in faces:
+            if (root / face).exists():
+                found += [f"second default: {face}:{line} {knob} (its one default is {cls}'s, "
+                          f"{file}; read it from there)"
+                          for line, knob in second_defaults(root / face, knobs)]
+    return found
+
+
 def problems(root: Path = ROOT) -> tuple[list[str], int, int]:
     known = modules(root)
     # a package's __init__ importing its own submodules is not a cycle of the design
@@ -307,6 +370,7 @@ def problems(root: Path = ROOT) -> tuple[list[str], int, int]:
             owner = _reaches(module, target, known)
             if owner:
                 found.append(f"plugin reach: {rel} imports {target}, private to {owner}")
+    found += _settings_problems(root)
     return found, len(known), sum(len(t) for t in graph.values())
 
 

@@ -91,29 +91,27 @@ class SPPM(pb.MappingMechanism):
         X = sp.csc_array((out.x[keep], (out.rows[keep], out.cols[keep])),
                          shape=(problem.n, problem.n))
         X.sum_duplicates()
-        stats = dict(out.stats, lp_backend=settings.lp_backend, mode_requested=settings.mode)
-        stats.pop("gap_bits")  # the certificate derives it from the two bounds
-        cert = pb.Certificate.of(stats.pop("objective_bits"), stats.pop("lower_bound_bits"),
-                                 stats.pop("stop_reason"), trace=stats.pop("trace"),
-                                 converged=stats.pop("converged"), delta=delta)
-        warn_if_capped(cert, settings)
-        return self.result(X, **stats, **cert.to_stats())
+        warn_if_capped(out.stats, settings)
+        # the solver's one stats dict (its certificate included) is the result's
+        return self.result(X, **out.stats, lp_backend=settings.lp_backend,
+                           mode_requested=settings.mode)
 
 
-def cap_message(cert: pb.Certificate, settings: SPPMSettings) -> str | None:
+def cap_message(stats: dict[str, object], settings: SPPMSettings) -> str | None:
     """The one line a run that stopped at a cap without its certificate prints (None
     when it converged or stopped for another reason), naming the parameter to raise."""
-    param = CAPS.get(cert.stop_reason or "")
-    if cert.converged or param is None:
+    param = CAPS.get(str(stats.get("stop_reason") or ""))
+    if stats.get("converged") or param is None:
         return None
-    gap = cert.gap_bits if cert.gap_bits is not None else float("nan")
+    gap = stats.get("gap_bits")
+    gap = float(gap) if isinstance(gap, int | float) else float("nan")
     return (f"sppm: stopped at {param}={getattr(settings, param)} with gap {gap:.1e} bits > "
             f"tol {settings.tol:g} (not certified: metrics.converged = false); raise `{param}`")
 
 
-def warn_if_capped(cert: pb.Certificate, settings: SPPMSettings) -> None:
+def warn_if_capped(stats: dict[str, object], settings: SPPMSettings) -> None:
     """Print :func:`cap_message`'s line to stderr (runs print there: stdout is --json's)."""
-    line = cap_message(cert, settings)
+    line = cap_message(stats, settings)
     if line is not None:
         print(line, file=sys.stderr, flush=True)
 

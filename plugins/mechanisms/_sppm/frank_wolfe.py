@@ -415,6 +415,10 @@ class State:
                                          self.x if x is None else x, V.n), V.problem.p_a)
 
 
+#: the parts of a solve timed apart (the ``time_<part>_s`` stats)
+TIMERS = ("pricing", "lp", "linesearch", "polish")
+
+
 @dataclass
 class Trace:
     """What a solve records: objective and gap per entry with its time, the stop reason,
@@ -428,8 +432,7 @@ class Trace:
     t: list[float] = field(default_factory=list)
     stop: str = "iterations"
     polish_log: list[dict] = field(default_factory=list)
-    timers: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
-        ("pricing", "lp", "linesearch", "polish"), 0.0))
+    timers: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TIMERS, 0.0))
 
     def __post_init__(self) -> None:
         self.t0 = self.t0 or time.perf_counter()

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from privbench import LPBackend, PrivacyProblem
+from privbench import Certificate, LPBackend, PrivacyProblem
 from privbench._plumbing.blas import one_blas_thread
 from privbench.protocol.feasibility import constant_output, normalise_columns, pull_into_budget
 
@@ -23,6 +23,7 @@ from .atoms import AtomSet
 from .dual_mode import posterior_logits
 from .frank_wolfe import (
     LN2,
+    TIMERS,
     ActiveSet,
     Setup,
     SPPMOutcome,
@@ -69,7 +70,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend,
     t_total = time.perf_counter()
     best = constant_output(problem, delta) if problem.prior_mi_bits > 0 else None
     if best is not None:  # a constant mapping has I = 0, which is optimal
-        return _constant_outcome(problem.n, best, settings.variant, t_total)
+        return _constant_outcome(problem.n, best, delta, settings, t_total)
     mode = resolve_mode(settings.mode, problem, delta)
     warm = settings.mode == "auto" and mode == "dual" and x0 is None \
         and settings.coarse_start and continuation.applies(problem)
@@ -232,17 +233,18 @@ def _perfect_privacy_by_lp(setup: Setup, state: State, trace: Trace) -> None:
         V.replace_pairs(*saved)
 
 
-def _constant_outcome(n: int, best: int, variant: str, t_total: float) -> SPPMOutcome:
-    return SPPMOutcome(np.full(n, best), np.arange(n), np.ones(n), {
-        "iterations": 0, "restricted_iterations": 0, "lp_solves": 0, "gap_bits": 0.0,
-        "lower_bound_bits": 0.0,
-        "objective_bits": 0.0, "converged": True, "stop_reason": "perfect privacy",
-        "columns": n, "columns_generated": 0, "support_max": 1, "support_hist": {1: n},
-        "lp_iterations": 0, "time_pricing_s": 0.0, "time_lp_s": 0.0,
-        "time_linesearch_s": 0.0, "variant": variant, "atoms": None,
-        "objective_trace_bits": [0.0], "gap_trace_bits": [0.0],
-        "trace": [[time.perf_counter() - t_total, 0.0, 0.0]],
-        "runtime_total_s": time.perf_counter() - t_total})
+def _constant_outcome(n: int, best: int, delta: float, settings: SPPMSettings,
+                      t_total: float) -> SPPMOutcome:
+    """Every input to output ``best``: I = 0, certified optimal without a step."""
+    cert = Certificate.of(0.0, 0.0, "perfect privacy", converged=True, delta=delta,
+                          trace=[[time.perf_counter() - t_total, 0.0, 0.0]])
+    stats = _stats(cert, np.ones(n, dtype=np.int64), dict.fromkeys(TIMERS, 0.0), t_total,
+                   iterations=0, restricted_iterations=0, lp_solves=0, lp_iterations=0,
+                   full_scan_columns=0, neighbours=None, budget_dual=None, columns=n,
+                   columns_generated=0, columns_pruned=0, mode=None, polish=None,
+                   coarse_levels=None, variant=settings.variant, atoms=None,
+                   objective_trace_bits=[0.0], gap_trace_bits=[0.0])
+    return SPPMOutcome(np.full(n, best), np.arange(n), np.ones(n), stats)
 
 
 def _outcome(setup: Setup, state: State, trace: Trace, t_total: float) -> SPPMOutcome:
@@ -251,30 +253,52 @@ def _outcome(setup: Setup, state: State, trace: Trace, t_total: float) -> SPPMOu
     x = normalise_columns(V.cols, state.x, n)
     if not trace.stop.startswith("perfect privacy"):  # the first pairs are X0's
         x = pull_into_budget(V.a, x, V.start_values(x.size), setup.delta)
-    support = np.bincount(V.cols[x > 0], minlength=n)
-    stats: dict[str, Any] = {
-        "iterations": state.steps, "restricted_iterations": state.restricted_taken,
-        "lp_solves": V.lp_solves, "lp_iterations": V.lp_iterations,
-        "full_scan_columns": V.full_scans,
-        "neighbours": None if V.line is not None else V.nb.k,
-        "gap_bits": trace.gap[-1], "lower_bound_bits": state.best_lb / LN2,
-        "budget_dual": state.lam, "objective_bits": trace.f[-1],
-        # converged means the certificate meets tol (the optimal mode's Frank-Wolfe stage
-        # stops at the looser handover gap, which is not convergence)
-        "converged": trace.gap[-1] < setup.tol or trace.stop.startswith("perfect privacy"),
-        "stop_reason": trace.stop, "columns": int(V.rows.size),
-        "columns_generated": int(V.rows.size - V.x_start.size + V.pruned),
-        "columns_pruned": V.pruned, "support_max": int(support.max()) if n else 0,
-        "support_hist": {int(k): int(v) for k, v in enumerate(np.bincount(support)) if v},
-        **{f"time_{k}_s": v for k, v in trace.timers.items()},
-        "mode": setup.settings.mode, "polish": trace.polish_log or None,
-        "coarse_levels": setup.levels,
-        "runtime_total_s": time.perf_counter() - t_total, "variant": setup.settings.variant,
-        "atoms": len(state.atoms) if state.atoms is not None else None,
-        "objective_trace_bits": trace.f, "gap_trace_bits": trace.gap,
-        "trace": solver_trace(trace.t, trace.f, trace.gap),
-    }
+    # converged means the certificate meets tol (the optimal mode's Frank-Wolfe stage
+    # stops at the looser handover gap, which is not convergence)
+    converged = trace.gap[-1] < setup.tol or trace.stop.startswith("perfect privacy")
+    cert = Certificate.of(trace.f[-1], state.best_lb / LN2, trace.stop, converged=converged,
+                          trace=solver_trace(trace.t, trace.f, trace.gap), delta=setup.delta)
+    stats = _stats(
+        cert, np.bincount(V.cols[x > 0], minlength=n), trace.timers, t_total,
+        iterations=state.steps, restricted_iterations=state.restricted_taken,
+        lp_solves=V.lp_solves, lp_iterations=V.lp_iterations, full_scan_columns=V.full_scans,
+        neighbours=None if V.line is not None else V.nb.k, budget_dual=state.lam,
+        columns=int(V.rows.size), columns_generated=int(V.rows.size - V.x_start.size + V.pruned),
+        columns_pruned=V.pruned, mode=setup.settings.mode, polish=trace.polish_log or None,
+        coarse_levels=setup.levels,
+        variant=setup.settings.variant,
+        atoms=len(state.atoms) if state.atoms is not None else None,
+        objective_trace_bits=trace.f, gap_trace_bits=trace.gap)
     return SPPMOutcome(V.rows, V.cols, x, stats)
+
+
+def _stats(cert: Certificate, support: np.ndarray, timers: dict[str, float], t_total: float,
+           *, iterations: int, restricted_iterations: int, lp_solves: int, lp_iterations: int,
+           full_scan_columns: int, neighbours: int | None, budget_dual: float | None,
+           columns: int, columns_generated: int, columns_pruned: int, mode: str | None,
+           polish: list[dict] | None, coarse_levels: list[dict] | None, variant: str,
+           atoms: int | None, objective_trace_bits: list[float],
+           gap_trace_bits: list[float]) -> dict[str, Any]:
+    """The one stats dict of a solve, which the plugin returns as is (its record's
+    ``metrics``): the certificate under its own names (:class:`privbench.Certificate`:
+    ``objective_bits``, ``lower_bits``, ``gap_bits``, ``stop_reason``, ``trace``,
+    ``converged``, ``certified_delta``), the solver's counters (every keyword, required,
+    so that every outcome has the same keys), the support sizes (``support`` = each
+    input's number of outputs) and the times."""
+    n = support.size
+    return {
+        "iterations": iterations, "restricted_iterations": restricted_iterations,
+        "lp_solves": lp_solves, "lp_iterations": lp_iterations,
+        "full_scan_columns": full_scan_columns, "neighbours": neighbours,
+        "budget_dual": budget_dual, "columns": columns, "columns_generated": columns_generated,
+        "columns_pruned": columns_pruned, "support_max": int(support.max()) if n else 0,
+        "support_hist": {int(k): int(v) for k, v in enumerate(np.bincount(support)) if v},
+        **{f"time_{k}_s": timers[k] for k in TIMERS},
+        "mode": mode, "polish": polish, "coarse_levels": coarse_levels,
+        "runtime_total_s": time.perf_counter() - t_total, "variant": variant, "atoms": atoms,
+        "objective_trace_bits": objective_trace_bits, "gap_trace_bits": gap_trace_bits,
+        **cert.to_stats(),
+    }
 
 
 def solver_trace(seconds: list[float], upper: list[float], gap: list[float]
