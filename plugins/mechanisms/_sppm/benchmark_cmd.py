@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import faulthandler
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -213,7 +214,7 @@ def bench_peers(label: str, delta: float, args: argparse.Namespace,
         certified = record["status"] == "ok" and gap is not None and gap <= args.tol
         out[name] = {"status": record["status"], "time_s": record.get("runtime_s"),
                      "gap_bits": gap, "mi_bits": record.get("mi_bits"), "certified": certified,
-                     "limit_s": limit}
+                     "limit_s": limit, "reason": record.get("error")}
     return out
 
 
@@ -315,6 +316,9 @@ def _peer_text(name: str, v: dict[str, Any]) -> str:
     if v.get("at_least") is not None:
         return (f"{name} not certified within {v['limit_s']:.1f} s "
                 f"(>= {v['at_least']:.1f}x)")
+    if v.get("status") == "skipped":  # e.g. a dense peer's max_n: say which limit
+        found = re.search(r"max_n = \d+", v.get("reason") or "")
+        return f"{name} skipped" + (f" (n > {found.group(0)})" if found else "")
     gap = v["gap_bits"] if v["gap_bits"] is not None else float("nan")
     took = f"{v['time_s']:.2f} s" if v["time_s"] is not None else "-"
     return f"{name} {took} ({v['status']}, gap {gap:.1e})"
