@@ -154,11 +154,14 @@ def _polish_rounds(setup: Setup, state: State, trace: Trace) -> tuple[np.ndarray
 #: on (d_const: the best constant mapping's E[d]) and ``frank-wolfe`` below it, where
 #: Frank-Wolfe's bursts certify fastest (docs/studies/sppm-frontier.md has the measurements)
 AUTO_DUAL_FROM = 0.1
-#: ... and on a long line (where the dual mode starts from a coarse solve,
-#: :mod:`.continuation`) from this one: synthetic m = 10 and 12 certify 0.01 to 0.6
-#: d_const in 2-8 s that way; below it the warm-started dual mode stalls (m = 10,
-#: 1e-3 d_const: no round done in 300 s) and Frank-Wolfe is kept
-AUTO_LINE_DUAL_FROM = 0.01
+#: ... and on a long line (where both modes start from a coarse solve,
+#: :mod:`.continuation`) from this one. Below it Frank-Wolfe from the prolonged coarse
+#: mapping wins: at 0.01 d_const (nice 10, load 5-7, one run each) 1.2 / 1.2 / 2.1 / 3.4 /
+#: 2.7 s at m = 9 to 13 against the warm-started dual mode's 18 / 10.6 / 86 / 1.7 / 4.6 s
+#: (at m = 9 and 11 its start does not hold and it falls back to Frank-Wolfe after 4
+#: rounds); at 0.03 the dual mode is ahead from m = 11 on (1.4 / 3.7 s against 2.0 / 6.0
+#: s), Frank-Wolfe at m = 9 and 10 (1.5 / 2.2 s against 8.4 / 3.6 s)
+AUTO_LINE_DUAL_FROM = 0.03
 #: relative slack of that comparison (rounding of d_const's two computations)
 AUTO_RTOL = 1e-9
 

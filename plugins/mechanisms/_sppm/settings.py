@@ -112,10 +112,10 @@ class SPPMSettings:
     threads: int = knob(0, """threads for pricing (0 = every core this process may use).""",
                         Check("int", 0))
     mode: str = knob("auto", """``auto`` (default): ``dual`` when Δ is at least 0.1 d_const
-        (d_const the best constant mapping's E[d]; 0.01 d_const on a line with n > 256, where
-        the dual mode starts from a coarse solve, docs/sppm.md), else ``frank-wolfe``
-        (measured in docs/studies/sppm-frontier.md); ``frank-wolfe``; ``optimal``: Frank-Wolfe to a
-        1e-3-bit gap, then exact solves of problem (1) restricted to the active pairs (cvxpy,
+        (d_const the best constant mapping's E[d]; 0.03 d_const on a line with n > 256, where
+        both modes start from a coarse solve, docs/sppm.md), else ``frank-wolfe``
+        (measured in docs/studies/sppm-frontier.md); ``frank-wolfe``; ``optimal``:
+        Frank-Wolfe to a 1e-3-bit gap, then exact solves of problem (1) restricted to the active pairs (cvxpy,
         Clarabel) alternated with exact pricing, for gaps Frank-Wolfe cannot reach (1e-6
         bits); or ``dual``: ``warmup`` Frank-Wolfe steps to gather pairs, then rounds of
         entropy-smoothed ascent on the decoder (the dual of problem (1)) over those pairs,
