@@ -39,6 +39,8 @@ import scipy.sparse as sp
 
 import privbench as pb
 
+from . import _pp_flow
+
 #: a solver point whose entries or column sums are off by more than this is refused
 ACCEPT_TOL = 1e-6
 #: entries below this are dropped from the returned mapping
@@ -98,6 +100,9 @@ class SparseLP:
     #: vulnerability): when the bound sits at the floor, :meth:`ColumnGeneration.run` first
     #: looks for a perfectly private mapping within the budget (``private_phase``)
     private_floor: bool = False
+    #: the perfect-privacy LP: with |A| = 2 its first master is the support of a min-cost
+    #: flow (``_pp_flow``) when OR-Tools is installed
+    flow_seed: bool = False
 
 
 @dataclass
@@ -408,6 +413,8 @@ class ColumnGeneration:
         of least E[d]: an output's rows (LIP, perfect privacy) can only balance once several columns
         with different posteriors reach it, which one nearest output per column never gives."""
         d = self.d
+        if self.lp.flow_seed and self.seed_from_flow():
+            return
         # the epigraph LPs need no balancing, and a larger first master there costs HiGHS a
         # long degenerate cold solve (random Hamming n = 2,000 at Δ = 0.1 d_const: 47 s)
         wide = max(INITIAL_NEAREST, min(INITIAL_NEAREST_SMALL, INITIAL_COLUMNS // max(d.m, 1)))
@@ -425,6 +432,24 @@ class ColumnGeneration:
         j = np.arange(d.m)
         self.add_pairs(np.concatenate(rows + [np.full(d.m, int(const.argmin()))]),
                        np.concatenate(cols + [j]))
+
+    def seed_from_flow(self) -> bool:
+        """The first master of the perfect-privacy LP with |A| = 2: the support of
+        ``_pp_flow``'s min-cost flow, each column's nearest output and the constant output
+        (feasible). Census with every profile: 43 rounds, 120 s CPU, where the nearest
+        outputs alone had not converged after 30 rounds and 10 minutes. False when it does
+        not apply."""
+        seed = _pp_flow.seed_pairs(self.d)
+        if seed is None:
+            return False
+        d = self.d
+        step = block_rows(d.n)
+        const = np.concatenate([d.dcost[lo: lo + step].sum(axis=1) for lo in range(0, d.n, step)])
+        j = np.arange(d.m)
+        self.add_pairs(np.concatenate([seed[0], _pp_flow.nearest_outputs(d),
+                                       np.full(d.m, int(const.argmin()))]),
+                       np.concatenate([seed[1], j, j]))
+        return True
 
     def run(self, stop_below: float = -np.inf, stop_above: float = np.inf) -> ColgenResult:
         """Rounds of master solve and pricing until the relative gap is below ``tol``.
@@ -533,7 +558,7 @@ def private_lp(data: Problem) -> SparseLP:
     """The perfect-privacy LP: least E[d] with W(b̂|a) = W(b̂|a_0) for every output."""
     cond = data.cond
     families = [Family(cond[1:] - cond[0], 0.0, 0.0)] if cond.shape[0] > 1 else []
-    return SparseLP(families, "distortion", floor=data.least_distortion())
+    return SparseLP(families, "distortion", floor=data.least_distortion(), flow_seed=True)
 
 
 def relative_gap(objective: float, bound: float) -> float:

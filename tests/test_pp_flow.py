@@ -1,0 +1,102 @@
+"""The min-cost-flow first master of the perfect-privacy LP (|A| = 2, ``_pp_flow``).
+
+The flow is an exact reformulation of the perfect-privacy LP when d is a metric and every
+partner is offered: its mapping must reach the whole LP's optimum (HiGHS) to 1e-6 relative
+and be perfectly private up to the 1e-9 rounding of the charges. With a non-metric d it is
+a feasible point, so never below the optimum. The column generation seeded by it must agree
+with the whole LP and with the unseeded run, and every returned mapping meet its rows to 1e-9.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import privbench as pb
+from privbench.plugins.mechanisms import _lp_colgen, _pp_flow
+
+pytest.importorskip("ortools")
+pytest.importorskip("highspy")
+
+
+def optimum(problem: pb.PrivacyProblem) -> float:
+    """perfect_privacy's optimum from the whole LP (HiGHS)."""
+    mech = pb.get_mechanism("perfect_privacy", solver="full", max_n=problem.n)
+    mech.prepare(problem, pb.RunContext(seed=0))
+    return float(mech.run(problem, 0.0).stats["lp_objective"])
+
+
+def flow_point(problem: pb.PrivacyProblem) -> tuple[float, float, float]:
+    """E[d] of the flow's mapping, its largest |W(·|a_1) - W(·|a_0)| and column-sum error."""
+    data = _lp_colgen.Problem(problem)
+    X = _pp_flow.flow_mapping(data)
+    assert X is not None
+    X = X.toarray()
+    W = data.cond @ X.T
+    return (float((X * data.dcost).sum()), float(np.abs(W[1] - W[0]).max()),
+            float(np.abs(X.sum(axis=0) - 1.0).max()))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_with_every_partner_the_flow_is_the_optimum_on_a_metric(monkeypatch, seed: int) -> None:
+    """Hamming is a metric: the path through one end's own symbol is the cheapest, so the
+    transport over all pairs is the LP (caught: each arc's output swapped to the other
+    end, E[d] 2.2-2.3x the optimum; the mass not divided by |c_j|, not private)."""
+    monkeypatch.setattr(_pp_flow, "SEED_PARTNERS", 10**6)
+    problem = pb.load_dataset("random", n=150, distortion="hamming", bits=12, seed=seed)
+    value, dependence, sums = flow_point(problem)
+    assert value == pytest.approx(optimum(problem), rel=1e-6)
+    assert dependence <= 1e-8 and sums <= 1e-3
+
+
+def test_on_a_non_metric_distortion_the_flow_is_feasible_and_no_better(monkeypatch) -> None:
+    """Squared l2 breaks the triangle inequality: the flow is an upper bound (synthetic
+    m = 6: its E[d] is above the optimum), still perfectly private."""
+    monkeypatch.setattr(_pp_flow, "SEED_PARTNERS", 10**6)
+    problem = pb.load_dataset("synthetic", m=6)
+    value, dependence, sums = flow_point(problem)
+    best = optimum(problem)
+    assert value >= best * (1 - 1e-9)
+    assert dependence <= 1e-12 and sums <= 1e-12
+
+
+def test_the_seed_applies_only_with_two_private_values() -> None:
+    three = pb.PrivacyProblem.from_arrays(np.full((3, 4), 1 / 12), np.ones((4, 4)) - np.eye(4))
+    assert _pp_flow.seed_pairs(_lp_colgen.Problem(three)) is None
+    two = pb.load_dataset("synthetic", m=3)
+    pairs = _pp_flow.seed_pairs(_lp_colgen.Problem(two))
+    assert pairs is not None and pairs[0].size >= two.n
+
+
+@pytest.mark.parametrize("partners", [3, 24])
+@pytest.mark.parametrize("seed", [4, 5])
+def test_the_seeded_column_generation_agrees_with_the_whole_lp(monkeypatch, partners: int,
+                                                               seed: int) -> None:
+    """Few partners give a seed far from the optimum: the column generation must still
+    reach the whole LP's optimum, prove it, and return a perfectly private mapping; and
+    the run without the seed must give the same value."""
+    monkeypatch.setattr(_pp_flow, "SEED_PARTNERS", partners)
+    used: list[bool] = []
+    original = _lp_colgen.ColumnGeneration.seed_from_flow
+
+    def spy(self):
+        out = original(self)
+        used.append(out)
+        return out
+
+    monkeypatch.setattr(_lp_colgen.ColumnGeneration, "seed_from_flow", spy)
+    problem = pb.load_dataset("random", n=200, distortion="hamming", bits=12, seed=seed)
+    mech = pb.get_mechanism("perfect_privacy", max_n=problem.n)
+    mech.prepare(problem, pb.RunContext(seed=0))
+    res = mech.run(problem, 0.0)
+    assert used == [True]
+    want = optimum(problem)
+    assert res.stats["lp_objective"] == pytest.approx(want, rel=1e-6)
+    assert res.stats["lp_bound"] <= want * (1 + 1e-9) and res.stats["lp_gap"] <= 1e-6
+    X = res.mapping.toarray()
+    W = problem.joint / problem.p_a[:, None] @ X.T
+    assert np.abs(W[1] - W[0]).max() <= 1e-9
+    monkeypatch.setattr(_pp_flow, "seed_pairs", lambda data: None)
+    plain = mech.run(problem, 0.0)
+    assert used[-1] is False
+    assert plain.stats["lp_objective"] == pytest.approx(res.stats["lp_objective"], rel=1e-6)
