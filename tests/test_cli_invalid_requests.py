@@ -141,7 +141,7 @@ def test_results_table_blank_cells_for_ok_runs(capsys, db_path: Path, monkeypatc
 
 def test_valid_run_still_stores(capsys, db_path: Path) -> None:
     assert main(["run", "-m", "expmec", "-d", "synthetic:m=3", "--delta", "1", "--json",
-                 "--timeout", "30", "--db", str(db_path)]) == 0
+                 "--timeout", "300", "--db", str(db_path)]) == 0
     (record,) = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.strip()]
     assert record["status"] == "ok" and db_path.exists()
 

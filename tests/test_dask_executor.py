@@ -177,7 +177,7 @@ def test_timeout_in_a_worker_thread_is_a_timeout_record(crashy_host) -> None:
     # and a run that finishes in time is untouched, with no exception left pending
     quick = RunSpec(mechanism="identity", dataset="synthetic", dataset_params={"m": 2},
                     delta=0.5).to_dict()
-    assert run_on_worker(quick, timeout=30)["status"] == "ok"
+    assert run_on_worker(quick, timeout=300)["status"] == "ok"  # a generous limit: load-proof
 
 
 @pytest.mark.slow

@@ -86,9 +86,10 @@ def test_process_executor_isolates_hard_failures(tmp_path: Path) -> None:
     spec = _write_spec(tmp_path / "s.toml", ["faulty_crash", "faulty_hang", "faulty_die",
                                               "faulty_invalid", "identity"], [0.5])
     db = tmp_path / "r.sqlite"
-    # 8 s: a fresh worker's first run (imports, the optimum metric's JIT) takes ~2 s and
-    # more on a loaded machine; 3 s timed out `identity` now and then
-    out = _cli(["sweep", str(spec), "--executor", "process", "--workers", "2", "--timeout", "8",
+    # 60 s: a fresh worker's first run (imports, the optimum metric's JIT) takes ~2 s idle
+    # and far more on a loaded machine (3 s, then 8 s, timed out `identity` now and then);
+    # the hang holds one worker for the whole limit while the other runs the rest
+    out = _cli(["sweep", str(spec), "--executor", "process", "--workers", "2", "--timeout", "60",
                 "--db", str(db)])
     assert out.returncode == 0, out.stderr
     with sqlite3.connect(db) as conn:

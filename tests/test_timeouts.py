@@ -34,7 +34,7 @@ def test_a_local_run_that_caught_its_timeout_once_is_a_timeout(hostile) -> None:
 def test_a_run_within_its_limit_is_ok(hostile) -> None:
     spec = RunSpec(mechanism="hostile_returns", mechanism_params={"what": "nothing"},
                    dataset="synthetic", dataset_params={"m": 2}, delta=1.0)
-    assert pb.execute_run(spec, timeout=30.0)["status"] == "ok"
+    assert pb.execute_run(spec, timeout=300.0)["status"] == "ok"  # generous: load-proof
 
 
 def _slow_prepare(prepare_s: float, run_s: float) -> RunSpec:
