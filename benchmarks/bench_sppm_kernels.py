@@ -34,9 +34,11 @@ class SPPMKernels:
 
         problem = _own_arrays(pb.load_dataset("synthetic", m=m))
         self.problem, self.delta = problem, 2.0 ** (m - 8)
+        # Frank-Wolfe from X0 (no coarse start, no bursts): the state these kernels were
+        # always timed on
         out = solve_sppm(problem, self.delta, pb.get_lp_backend("mckp"),
                          iterations=WARM_STEPS, tol=0.0, prune_after=10, mode="frank-wolfe",
-                         restricted_steps=0)
+                         restricted_steps=0, coarse_start=False)
         self.rows, self.cols, self.x = out.rows, out.cols, out.x
         P, n = problem.joint, problem.n
         self.Q = leakage.output_joint(P, self.rows, self.cols, self.x, n)
