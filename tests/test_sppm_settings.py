@@ -137,3 +137,18 @@ def test_a_new_knob_reaches_every_face() -> None:
     assert settings_from_flags(args, cls=Wider) == Wider(sharpness=5)
     with pytest.raises(TypeError):
         Plugin(sharpnes=4)  # a misspelt parameter is refused, as a written __init__ would
+
+
+def test_solve_sppm_with_default_settings_is_the_plugin_s_default_run() -> None:
+    """No face runs SPPM differently: the plugin's default run and ``solve_sppm`` with
+    ``SPPMSettings()`` (auto resolved in the solver) give the same answer, here a run
+    that needs more than the 100 iterations solve_sppm used to stop at."""
+    from privbench.plugins.mechanisms._sppm.solve import solve_sppm
+
+    problem = pb.load_dataset("synthetic", m=6)
+    delta = 1.0245  # 0.003 d_const: auto runs Frank-Wolfe, ~280 iterations
+    res = pb.get_mechanism("sppm").solve(problem, delta)
+    out = solve_sppm(problem, delta, pb.get_lp_backend(DEFAULTS["lp_backend"]))
+    keys = ("objective_bits", "lower_bits", "gap_bits", "iterations", "mode", "converged")
+    assert {k: out.stats[k] for k in keys} == {k: res.stats[k] for k in keys}
+    assert out.stats["iterations"] > 100 and out.stats["converged"]
