@@ -56,3 +56,34 @@ def hostile(monkeypatch: pytest.MonkeyPatch):
     previous = host_module.set_host(pb.PluginHost(env=dict(os.environ)))
     yield
     host_module.set_host(previous)
+
+
+@pytest.fixture
+def asv_common():
+    """``benchmarks._common`` of the asv suite, imported as asv would. The package sets
+    OMP/numba thread variables on import; they are restored afterwards, because numba
+    refuses a changed NUMBA_NUM_THREADS once its threads run, which failed every later
+    numba test in the same process."""
+    import importlib.util
+    import sys
+
+    saved_env = dict(os.environ)
+    saved = {k: sys.modules.get(k) for k in ("benchmarks", "benchmarks._common")}
+    spec = importlib.util.spec_from_file_location(
+        "benchmarks", REPO / "benchmarks" / "__init__.py",
+        submodule_search_locations=[str(REPO / "benchmarks")])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["benchmarks"] = package
+    try:
+        spec.loader.exec_module(package)
+        import benchmarks._common as common
+
+        yield common
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module

@@ -7,33 +7,15 @@ error instead of a number.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def common():
-    spec = importlib.util.spec_from_file_location(
-        "benchmarks", ROOT / "benchmarks" / "__init__.py",
-        submodule_search_locations=[str(ROOT / "benchmarks")])
-    package = importlib.util.module_from_spec(spec)
-    saved = sys.modules.get("benchmarks")
-    sys.modules["benchmarks"] = package
-    spec.loader.exec_module(package)
-    import benchmarks._common as common
-
-    yield common
-    sys.modules.pop("benchmarks._common", None)
-    if saved is None:
-        sys.modules.pop("benchmarks", None)
-    else:
-        sys.modules["benchmarks"] = saved
+@pytest.fixture
+def common(asv_common):
+    return asv_common
 
 
 @pytest.mark.slow

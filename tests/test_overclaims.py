@@ -55,23 +55,11 @@ def test_heldout_split_rounds_to_nearest() -> None:
     assert not set(design) & set(held)
 
 
-def test_benchmark_figure_is_the_fastest_sample(monkeypatch) -> None:
+def test_benchmark_figure_is_the_fastest_sample(monkeypatch, asv_common) -> None:
     """Three samples of 1.0, 0.1 and 0.5 s per solve: the figure is 0.1 (noise only adds)."""
-    import importlib.util
-    import sys
-    from pathlib import Path
     from types import SimpleNamespace
 
-    root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location(
-        "benchmarks", root / "benchmarks" / "__init__.py",
-        submodule_search_locations=[str(root / "benchmarks")])
-    package = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "benchmarks", package)
-    spec.loader.exec_module(package)
-    import benchmarks._common as common
-
-    monkeypatch.delitem(sys.modules, "benchmarks._common")
+    common = asv_common
     costs = iter([1.0] * 3 + [0.1] * 3 + [0.5] * 3)
     clock = [0.0]
     monkeypatch.setattr(common, "cpu_seconds", lambda: clock[0])
