@@ -7,10 +7,8 @@ error instead of a number.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
-
 
 
 @pytest.fixture
