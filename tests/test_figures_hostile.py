@@ -5,6 +5,7 @@ in headless Chromium too, and the page's JSON never holds NaN."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -105,7 +106,13 @@ CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser") i
 @pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")
 def test_the_rest_of_the_report_draws_in_a_browser(site: Path, tmp_path: Path) -> None:
-    from test_report import render_in_chromium
+    # test_report.py holds the browser probe; under --import-mode=importlib the tests folder
+    # is not on sys.path ("from test_report import ..." failed wherever Chromium exists)
+    helpers = importlib.util.spec_from_file_location("report_probe",
+                                                     Path(__file__).with_name("test_report.py"))
+    module = importlib.util.module_from_spec(helpers)
+    helpers.loader.exec_module(module)
+    render_in_chromium = module.render_in_chromium
 
     page = (site / "index.html").read_text()
     plots, console = render_in_chromium(site / "index.html", tmp_path)
