@@ -122,6 +122,19 @@ def pick_budgets(deltas: list[float], count: int = 3) -> list[float]:
     return [d[0], d[len(d) // 2], d[-1]]
 
 
+def released_unchanged(runs: pd.DataFrame) -> pd.Series:
+    """True for the runs whose release changed nothing the distortion sees (E[d(B, B̂)] =
+    0: the identity, or any mechanism at a budget where it keeps the data). Tables and
+    figures about what a mechanism changed leave them out, or show one row, by this
+    measured fact rather than by a mechanism's name."""
+    import pandas as pd
+
+    from privbench.protocol.figure import column
+
+    d = pd.to_numeric(column(runs, "distortion"), errors="coerce")
+    return (d.abs() <= 1e-12).fillna(False).astype(bool)
+
+
 def informative_budgets(df: pd.DataFrame, count: int = 3, floor: float = 0.1) -> list[float]:
     """Three budgets that show the trade-off: the smallest stored Δ, the first Δ at which
     the best mechanism is down to ``floor`` x I(A; B) (or the largest Δ), and between them

@@ -10,7 +10,7 @@ import numpy as np
 import privbench as pb
 from privbench.protocol.figure import column, has_values
 
-from .common import ROC_KINDS, informative_budgets, run_key
+from .common import ROC_KINDS, informative_budgets, released_unchanged, run_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -105,7 +105,7 @@ class SupportSizes(pb.Figure):
     def _at(self, runs: pd.DataFrame) -> tuple[float, pd.DataFrame]:
         rows = runs.assign(hist=column(runs, "support_hist"))
         rows = rows[rows["hist"].notna() & (rows["support_max"] < rows["n"])
-                    & (rows["mechanism"] != "identity")]  # dense and identity say nothing
+                    & ~released_unchanged(rows)]  # dense or unchanged: nothing to show
         return at_middle_budget(rows) if not rows.empty else (0.0, rows)
 
     def plot(self, runs: pd.DataFrame, **_: Any) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import privbench as pb
-from privbench.plugins.figures.common import informative_budgets
+from privbench.plugins.figures.common import informative_budgets, released_unchanged
 from privbench.protocol.figure import column
 
 if TYPE_CHECKING:
@@ -79,7 +79,8 @@ def feature_leakage(ok: pd.DataFrame) -> Table | None:
     budgets = informative_budgets(rows)
     delta = budgets[len(budgets) // 2]
     at = rows[np.isclose(rows["delta"], delta)].groupby("label").tail(1)
-    labels = [lab for lab in at["label"] if lab != "identity"]
+    # a release that changed nothing (the identity) has "after" = "before": no column
+    labels = list(at.loc[~released_unchanged(at), "label"])
     if not labels:
         return None
     fmi = {r["label"]: r["fmi"] for _, r in at.iterrows()}
@@ -98,9 +99,10 @@ def recommendation_rmse(ok: pd.DataFrame) -> Table | None:
     rows = rows[rows["r1"].notna()]
     if rows.empty:
         return None
-    # the identity releases the original ratings at every budget: one row says it all
-    rows = pd.concat([rows[rows["mechanism"] != "identity"],
-                      rows[rows["mechanism"] == "identity"].head(1)])
+    # a release that changed nothing (the identity, at every budget) gives the original
+    # ratings: one row per mechanism says it all
+    same = released_unchanged(rows)
+    rows = pd.concat([rows[~same], rows[same].groupby("label").head(1)])
     body = []
     for _, r in rows.sort_values(["label", "delta"]).iterrows():
         body.append([f"{r['label']} Δ={r['delta']:g}", "RMSE1 (original)", *r["r1"],
