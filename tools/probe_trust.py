@@ -235,8 +235,9 @@ class Case:
 
     def records(self, db: str, where: str = "1") -> list[dict[str, Any]]:
         """Stored runs as dicts (outputs parsed: ``mi_bits``, ``prior_mi_bits`` and the rest
-        under ``metrics``), in stored order (store schema version 2: ``runs`` + ``outputs``)."""
-        cols = ("id", "run_key", "mechanism", "params", "status", "error")
+        under ``metrics``; ``metric_errors`` parsed), in stored order (store schema version 3:
+        ``runs`` + ``outputs``)."""
+        cols = ("id", "run_key", "mechanism", "params", "status", "error", "metric_errors")
         rows = self.rows(db, f"SELECT {', '.join(cols)} FROM runs WHERE {where} ORDER BY id")
         outputs: dict[int, dict[str, Any]] = {}
         for run_id, name, value, text in self.rows(db, "SELECT run_id, name, value, json FROM outputs"):
@@ -247,6 +248,7 @@ class Case:
         found = []
         for row in rows:
             record = dict(zip(cols, row, strict=True))
+            record["metric_errors"] = json.loads(record["metric_errors"] or "{}")
             metrics = dict(outputs.get(record["id"], {}))
             record.update(mi_bits=metrics.pop("mi_bits", None),
                           prior_mi_bits=metrics.pop("prior_mi_bits", None), metrics=metrics)
@@ -722,7 +724,8 @@ def _metric(name: str) -> Callable[[Case], None]:
         [r] = c.records("r.sqlite") or [{}]
         expect(r.get("status") == "ok" and close(r.get("mi_bits"), 1.0), "unexpected",
                f"run lost to a failing metric: {r.get('status')}")
-        expect(f"{name}_error" in r.get("metrics", {}), "silent wrong", "the metric's failure is not recorded")
+        expect(name in r.get("metric_errors", {}), "silent wrong",
+               "the metric's failure is not recorded (the run's metric_errors)")
     check.__name__ = f"metric_{name.removeprefix('probe_')}"
     return check
 
