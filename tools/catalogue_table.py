@@ -10,24 +10,22 @@ under the table.
 
 from __future__ import annotations
 
-import json
 import math
-import sqlite3
 import sys
+from typing import Any
 
-QUERY = """SELECT mechanism, params, dataset, dataset_params, delta, status, error, mi_bits,
-                  distortion, metrics, runtime_s FROM runs ORDER BY id"""
+import privbench as pb
 
 
-def label(name: str, params: str | None) -> str:
-    values = json.loads(params or "{}")
+def label(name: str, params: dict[str, Any] | None) -> str:
+    values = params or {}
     if not values:
         return name
     return f"{name}:" + ",".join(f"{k}={values[k]}" for k in sorted(values))
 
 
 def number(value: float | None, digits: int = 3) -> str:
-    if value is None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if math.isinf(value):
         return "∞"
@@ -46,15 +44,17 @@ def collect(paths: list[str]) -> tuple[dict, list[str], list[float]]:
 
 
 def _read(path: str, rows: dict, labels: list[str], deltas: set[float]) -> None:
-    with sqlite3.connect(path) as db:
-        for mech, params, ds, ds_params, delta, status, error, mi, dist, metrics, rt in db.execute(QUERY):
-            name = label(mech, params)
-            if name not in labels:
-                labels.append(name)
-            deltas.add(delta)
-            rows[(label(ds, ds_params), name, delta)] = {
-                "status": status, "error": error, "mi": mi, "dist": dist, "runtime": rt,
-                "metrics": json.loads(metrics or "{}", parse_constant=float)}
+    """The store's newest run of each key, read by ``pb.load_runs`` (any store layout)."""
+    runs = pb.load_runs(path)
+    for r in runs.to_dict("records"):
+        name = label(r["mechanism"], r["params"])
+        if name not in labels:
+            labels.append(name)
+        deltas.add(r["delta"])
+        rows[(label(r["dataset"], r["dataset_params"]), name, r["delta"])] = {
+            "status": r["status"], "error": r["error"],
+            "mi": pb.output_of(r, "mi_bits"), "dist": pb.output_of(r, "distortion"),
+            "runtime": r["runtime_s"], "metrics": r["metrics"]}
 
 
 def cell(row: dict | None) -> str:
