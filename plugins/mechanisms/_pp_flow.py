@@ -26,8 +26,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-#: partners per charged column offered to the flow (the cheapest by path cost)
-SEED_PARTNERS = 24
+#: partners per charged column offered to the flow: this many cheapest by path cost and
+#: this many nearest by d (census top 5,000: the flow is the optimum with 300, 7 % above
+#: it with 100; census with every profile: 2.6 % above it, 43 rounds after)
+SEED_PARTNERS = 300
 #: a column with |c_j| at most this carries no charge (it goes to its nearest output)
 CHARGE_TOL = 1e-15
 #: bytes of one block of path costs
