@@ -75,3 +75,15 @@ def test_table1_facts_the_faithfulness_page_states(real_data_dir: Path) -> None:
     assert adapter.load().prior_mi_bits == pytest.approx(whole, abs=1e-9)
     pairs = list(zip(adapter.attribute_mi()["mi_bits"], per.values(), strict=True))
     assert all(abs(a - b) < 2e-3 for a, b in pairs)
+
+
+def test_the_run_json_contract_in_docs_cli_names_every_record_field() -> None:
+    """docs/cli.md's ``--json`` row lists the record's fields in the order ``--json``
+    prints them (protocol/record.py's RECORD_FIELDS), so a field added to the record is
+    documented or this fails."""
+    from privbench.protocol.record import RECORD_FIELDS
+
+    row = next(line for line in (REPO / "docs" / "cli.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `--json` |"))
+    named = list(dict.fromkeys(n for n in re.findall(r"`([a-z_]+)`", row) if n in RECORD_FIELDS))
+    assert named == list(RECORD_FIELDS), named

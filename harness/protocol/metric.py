@@ -150,7 +150,7 @@ CERTIFICATE_OUTPUTS: tuple[Output, ...] = (
 LEAKAGE_OUTPUT = Output("mi_bits", "bits", "lower", "mutual information I(A; B̂)",
                         "Calmon and Fawaz, Privacy against statistical inference, Allerton 2012",
                         convex=True, label="I(A; B̂)")
-#: the other outputs of the core metrics that every record shows at top level (DESIGN's
+#: the other outputs of the core metrics that every record shows at top level (docs/cli.md's
 #: ``run --json`` contract; :data:`privbench.protocol.record.TOP_LEVEL_OUTPUTS`): declared
 #: here once, and the core metrics declare these very objects
 PRIOR_LEAKAGE_OUTPUT = Output("prior_mi_bits", "bits", "lower",

@@ -4,7 +4,7 @@ The runner's fields (identity, status, timing, provenance) are the record's sche
 store's ``runs`` columns. Everything a run measures is an output a plugin declared
 (:class:`~privbench.protocol.metric.Output`), stored once per run in the store's
 ``outputs`` table; a record shows the :data:`TOP_LEVEL_OUTPUTS` as fields of their own
-(DESIGN's ``run --json`` contract: null where they do not apply) and the others under
+(the ``run --json`` contract of docs/cli.md: null where they do not apply) and the others under
 ``metrics``. ``--json`` prints the fields in :data:`RECORD_FIELDS` order.
 """
 
