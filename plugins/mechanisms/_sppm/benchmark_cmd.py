@@ -164,7 +164,8 @@ def sppm_params(backend: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 _STATS = ("iterations", "columns", "lp_solves", "time_pricing_s", "time_lp_s",
-          "time_linesearch_s", "time_polish_s", "converged", "stop_reason", "mode")
+          "time_linesearch_s", "time_polish_s", "converged", "stop_reason", "mode",
+          "coarse_levels", "auto_fallback")
 
 
 def _execute(label: str, mechanism: str, params: dict[str, Any], delta: float,
