@@ -213,7 +213,7 @@ def test_peer_timeout_auto_is_three_times_sppm_s_time_and_a_stop_there_proves_th
                                        "certified": True, "limit_s": 31.0}})
     peer_verdict(r)
     assert not r["met"] and r["best_peer"] == "b" and r["peer_ratio"] == pytest.approx(2.5)
-    skipped = {"status": "skipped", "time_s": None, "gap_bits": None, "certified": False,
+    skipped = {"status": "skip", "time_s": None, "gap_bits": None, "certified": False,
                "limit_s": 31.0, "reason": "dense; n = 16384 exceeds max_n = 4096 (raise it)"}
     r = row({"a": stopped(31.0), "b": skipped})  # a skipped peer is no certified peer
     peer_verdict(r)

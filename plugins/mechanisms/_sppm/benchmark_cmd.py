@@ -317,7 +317,7 @@ def _peer_text(name: str, v: dict[str, Any]) -> str:
     if v.get("at_least") is not None:
         return (f"{name} not certified within {v['limit_s']:.1f} s "
                 f"(>= {v['at_least']:.1f}x)")
-    if v.get("status") == "skipped":  # e.g. a dense peer's max_n: say which limit
+    if v.get("status") in ("skip", "skipped"):  # e.g. a dense peer's max_n: which limit
         found = re.search(r"max_n = \d+", v.get("reason") or "")
         return f"{name} skipped" + (f" (n > {found.group(0)})" if found else "")
     gap = v["gap_bits"] if v["gap_bits"] is not None else float("nan")
