@@ -82,12 +82,12 @@ def test_benchmark_exact_solver_and_scaling_figure(tmp_path) -> None:
 def test_benchmark_relative_budgets_time_the_peers() -> None:
     """--relative-delta F runs at F * d_const; --peers times the three certified peers on
     the same problem and Δ, and the row carries the best certified peer's time ratio."""
-    code, lines = bench("--m", "5", "--relative-delta", "0.01", "--relative-delta", "0.3",
+    code, lines = bench("--m", "5", "--relative-delta", "0.001", "--relative-delta", "0.3",
                         "--peers", "--peer-min-n", "1", "--targets")
     runs = [r for r in lines if "lp_backend" in r]
     n = 32
     d_const = (n * n - 1) / 12 + 0.25  # the middle output of the line 1..n
-    assert [r["relative_delta"] for r in runs] == [0.01, 0.3]
+    assert [r["relative_delta"] for r in runs] == [0.001, 0.3]
     assert [r["mode"] for r in runs] == ["frank-wolfe", "dual"]  # sppm's auto mode
     for r in runs:
         assert r["d_const"] == pytest.approx(d_const, rel=1e-12)

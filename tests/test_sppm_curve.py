@@ -47,18 +47,21 @@ def test_the_certified_interval_contains_the_optimum(m: int, relative: float) ->
 
 
 @pytest.mark.realdata
-def test_auto_picks_the_dual_mode_at_a_tenth_of_census_d_const(real_data_dir, monkeypatch) -> None:
-    """At Δ = 0.1 d_const exactly (d_const from the constant mechanism, as the benchmark
-    computes it) census with every profile gets the dual mode: its O(n k) budget sums are
-    1e-13 above that d_const, which once sent this run to Frank-Wolfe (1,446 s)."""
+def test_auto_picks_the_dual_mode_at_its_threshold_on_census(real_data_dir, monkeypatch) -> None:
+    """At Δ = AUTO_DUAL_FROM d_const exactly (d_const from the constant mechanism, as the
+    benchmark computes it) census with every profile gets the dual mode: its O(n k) budget
+    sums are 1e-13 above that d_const, which once sent such a run to Frank-Wolfe (1,446 s)."""
     monkeypatch.setenv("PRIVBENCH_DATA_DIR", str(real_data_dir))
     problem = pb.load_dataset("census", top_k="all")
-    assert modes.resolve_mode("auto", problem, 0.1 * d_const(problem)) == "dual"
+    dc = d_const(problem)
+    assert modes.resolve_mode("auto", problem, modes.AUTO_DUAL_FROM * dc) == "dual"
+    assert modes.resolve_mode("auto", problem, 0.99 * modes.AUTO_DUAL_FROM * dc) == "frank-wolfe"
 
 
-def test_auto_picks_the_dual_mode_from_a_tenth_of_d_const_on_small_alphabets() -> None:
-    """Up to n = COARSE_FROM (and off a line) the dual mode starts at 0.1 d_const; on a
-    longer line, where it starts from a coarse solve, at 0.01 d_const."""
+def test_auto_picks_the_dual_mode_from_its_threshold_on_small_alphabets_and_long_lines() -> None:
+    """Up to n = COARSE_FROM (and off a line) the dual mode starts at AUTO_DUAL_FROM
+    (0.01 d_const); on a longer line, where both modes start from a coarse solve, at
+    AUTO_LINE_DUAL_FROM (0.03)."""
     small, large = pb.load_dataset("synthetic", m=5), pb.load_dataset("synthetic", m=12)
     for problem in (small, large):
         dc = d_const(problem)

@@ -139,7 +139,8 @@ def test_census_like_problem_certifies_where_frank_wolfe_alone_does_not() -> Non
     problem = pb.load_dataset("random", n=300, n_private=2, seed=21, distortion="hamming",
                               bits=9, concentration=0.05)
     delta = 0.3
-    fw = pb.get_mechanism("sppm", tol=1e-3, iterations=100).solve(problem, delta)
+    fw = pb.get_mechanism("sppm", mode="frank-wolfe", tol=1e-3, iterations=100).solve(problem,
+                                                                               delta)
     dual = pb.get_mechanism("sppm", mode="dual", tol=1e-3, warmup=100).solve(problem, delta)
     check_mapping(problem, dual, delta)
     assert fw.stats["gap_bits"] > 1e-3  # the premise: FW alone is not there yet

@@ -152,8 +152,14 @@ def _polish_rounds(setup: Setup, state: State, trace: Trace) -> tuple[np.ndarray
 
 #: the ``auto`` mode (sppm's default) picks ``dual`` from this relative budget Δ / d_const
 #: on (d_const: the best constant mapping's E[d]) and ``frank-wolfe`` below it, where
-#: Frank-Wolfe's bursts certify fastest (docs/studies/sppm-frontier.md has the measurements)
-AUTO_DUAL_FROM = 0.1
+#: Frank-Wolfe certifies fastest (docs/studies/sppm-frontier.md has the measurements). At
+#: 0.01 and 0.03 d_const the dual mode (Frank-Wolfe warm-up, no coarse start) certified
+#: census with every profile in 6.2 / 5.2 s against Frank-Wolfe's 12.4 / 29.2 s (the peer
+#: rows of the benchmark, under the lock), MovieLens in 0.17 / 0.14 s against 0.34 / 0.53
+#: s, census top 300 0.05 / 0.06 against 0.08 / 0.17 s, synthetic m = 8 0.52 / 0.36
+#: against 0.35 / 0.64 s (nice 10, two runs each); below 0.01 it stalls (census every
+#: profile: gap 0.011 bits at 1e-4 d_const, no certificate in 76 s at 1e-3)
+AUTO_DUAL_FROM = 0.01
 #: ... and on a long line (where both modes start from a coarse solve,
 #: :mod:`.continuation`) from this one. Below it Frank-Wolfe from the prolonged coarse
 #: mapping wins: at 0.01 d_const (nice 10, load 5-7, one run each) 1.2 / 1.2 / 2.1 / 3.4 /
@@ -162,21 +168,28 @@ AUTO_DUAL_FROM = 0.1
 #: rounds); at 0.03 the dual mode is ahead from m = 11 on (1.4 / 3.7 s against 2.0 / 6.0
 #: s), Frank-Wolfe at m = 9 and 10 (1.5 / 2.2 s against 8.4 / 3.6 s)
 AUTO_LINE_DUAL_FROM = 0.03
+#: the coarsest level of the dual mode's coarse start (n <= 256, no coarser start) runs
+#: the dual mode from this relative budget and Frank-Wolfe below: a Frank-Wolfe level's
+#: posterior starts the finer dual rounds better there (synthetic m = 7 from n = 32 at
+#: 0.03 d_const: from a dual level the fine rounds did not certify and fell back)
+COARSEST_DUAL_FROM = 0.1
 #: relative slack of that comparison (rounding of d_const's two computations)
 AUTO_RTOL = 1e-9
 
 
-def resolve_mode(mode: str, problem: PrivacyProblem, delta: float) -> str:
+def resolve_mode(mode: str, problem: PrivacyProblem, delta: float,
+                 start: float | None = None) -> str:
     """The mode a run uses: ``mode`` itself, or for ``auto`` the one the relative budget
     Δ / d_const and the distortion call for (:data:`AUTO_DUAL_FROM`,
-    :data:`AUTO_LINE_DUAL_FROM`).
+    :data:`AUTO_LINE_DUAL_FROM`; ``start`` replaces them, e.g. ``COARSEST_DUAL_FROM``).
 
     d_const = min_i Σ_j p_j d_ij, the constant mapping's budget (O(n k) for squared l2
     and Hamming features, the same sums the perfect-privacy check does)."""
     if mode != "auto":
         return mode
     d_const = float(row_budget_costs(problem).min()) if problem.n else 0.0
-    start = AUTO_LINE_DUAL_FROM if continuation.applies(problem) else AUTO_DUAL_FROM
+    if start is None:
+        start = AUTO_LINE_DUAL_FROM if continuation.applies(problem) else AUTO_DUAL_FROM
     # the O(n k) sums differ from the constant mechanism's exact row by ~1e-13 relative:
     # Δ = 0.1 d_const computed either way must pick the same mode
     return "dual" if d_const > 0 and delta >= start * d_const * (1 - AUTO_RTOL) \

@@ -111,7 +111,7 @@ class SPPMSettings:
         Check("int", 0))
     threads: int = knob(0, """threads for pricing (0 = every core this process may use).""",
                         Check("int", 0))
-    mode: str = knob("auto", """``auto`` (default): ``dual`` when Δ is at least 0.1 d_const
+    mode: str = knob("auto", """``auto`` (default): ``dual`` when Δ is at least 0.01 d_const
         (d_const the best constant mapping's E[d]; 0.03 d_const on a line with n > 256, where
         both modes start from a coarse solve, docs/sppm.md), else ``frank-wolfe``
         (measured in docs/studies/sppm-frontier.md); ``frank-wolfe``; ``optimal``:

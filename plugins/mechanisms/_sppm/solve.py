@@ -35,7 +35,7 @@ from .frank_wolfe import (
     start_pairs,
 )
 from .leakage import output_joint
-from .modes import MODES, resolve_mode
+from .modes import COARSEST_DUAL_FROM, MODES, resolve_mode
 from .perfect import perfect_privacy_mapping
 from .settings import SPPMSettings
 
@@ -190,11 +190,11 @@ def _coarse_solve(problem: PrivacyProblem, delta: float, backend: LPBackend,
     if problem.prior_mi_bits <= 0 or constant_output(problem, delta) is not None:
         return None
     # Frank-Wolfe's levels are Frank-Wolfe's; for the dual mode the coarsest level (no
-    # coarser start) runs the mode ``auto`` picks there: the cold dual mode stalls at small
-    # budgets (m = 8, 1e-3 d_const: gap 0.011 bits after 20 rounds, 15 s) where
+    # coarser start) runs Frank-Wolfe below COARSEST_DUAL_FROM: the cold dual mode stalls
+    # at small budgets (m = 8, 1e-3 d_const: gap 0.011 bits after 20 rounds, 15 s) where
     # Frank-Wolfe certifies in a second
     mode = fine_mode if fine_mode == "frank-wolfe" or continuation.applies(problem) \
-        else resolve_mode("auto", problem, delta)
+        else resolve_mode("auto", problem, delta, COARSEST_DUAL_FROM)
     setup, state, trace = _solve_state(problem, delta, backend, o.replace(mode=mode), None,
                                        None, t)
     V = state.V
