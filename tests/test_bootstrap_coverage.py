@@ -94,21 +94,30 @@ def test_known_joints_hit_their_target_leakage() -> None:
 @pytest.mark.slow
 def test_coverage_from_known_joints_on_a_small_grid() -> None:
     """|A| = 2 and 4; true I(A; B̂) = 0, 0.005 and 0.05 bits; 40 samples of 3,000 users
-    each. Every output's coverage >= 0.80 (40 draws: a true 92 % falls below 0.80 with
-    probability < 0.3 %), the pooled coverage of all 60 cells in [0.92, 0.985], and I's
-    and Sibson's pooled over their 6 cells in [0.925, 0.975] (a 90 % level there gives
-    about 0.90). The interval before the boundary test covered a true 0 in 0-55 %."""
+    each. Every output's coverage >= 0.75 (the 400-sample table has three cells at 0.86:
+    LIP, LDP and t-closeness at |A| = 2, 0.005 bits; 40 draws of a true 0.86 stay above
+    0.75 with probability 0.97), the pooled coverage of all 60 cells in [0.92, 0.985],
+    I's and Sibson's pooled over their 6 cells in [0.925, 0.975] (a 90 % level there
+    gives about 0.90), and the calibrated notions' (the maxima and total variation) over
+    their 20 cells away from 0 in [0.93, 0.965] (400-sample table: 0.936; these seeded
+    40: 0.946; their ends at 0 are the boundary test's). Measured by hand on these
+    samples: the calibration at a 90 % level gives 0.9225, the sign of T flipped 0.9675,
+    the bias added instead of subtracted 0.995. The interval before the boundary test
+    covered a true 0 in 0-55 %."""
     tool = _tool()
     df = tool.table([2, 4], [0.0, 0.005, 0.05], profiles=30, users=3000, reps=40,
                     resamples=200, seed=0)
     cells = df.drop(columns=["|A|", "true mi_bits"])
     assert cells.shape == (6, 10)
     worst = cells.min().min()
-    assert worst >= 0.80, cells.T.to_string()
+    assert worst >= 0.75, cells.T.to_string()
     assert 0.92 <= float(cells.to_numpy().mean()) <= 0.985, cells.T.to_string()
     # I and Sibson (the inversion along the path): 480 intervals each, MC sd 1 point
     for name in ("mi_bits", "sibson_mi"):
         assert 0.925 <= float(cells[name].mean()) <= 0.975, cells[name].to_string()
+    # the double-bootstrap calibration: 800 intervals, MC sd about 0.8 point
+    away = cells.loc[df["true mi_bits"] > 0, sorted(bs.CALIBRATED)]
+    assert 0.93 <= float(away.to_numpy().mean()) <= 0.965, away.T.to_string()
 
 
 def test_guessing_entropy_no_leakage_value_is_covered_with_its_spread() -> None:
@@ -141,16 +150,17 @@ def test_the_metric_widens_guessing_entropy_by_the_priors_spread() -> None:
     assert lo <= g - spread + 1e-12 and hi >= g + spread - 1e-12
 
 
-def test_maxima_keep_their_upper_end_above_the_estimate() -> None:
-    """For a maximum over outputs the upper end does not subtract the bootstrap bias:
-    at least θ̂ + 1.96 sd(θ*) (the normal interval alone gives 0.8 + 0.196 here)."""
+def test_maxima_keep_their_upper_end_above_the_estimate_with_the_basic_interval() -> None:
+    """``interval=basic``: for a maximum over outputs the upper end does not subtract the
+    bootstrap bias: at least θ̂ + 1.96 sd(θ*) (the normal interval alone gives 0.8 + 0.196
+    here). The default (``normal``) calibrates them by the double bootstrap instead."""
     lo, hi = bs.maximum_upper_end(1.0, BIASED, bs.normal_interval(1.0, BIASED))
     assert lo == pytest.approx(0.604, abs=3e-3) and hi == pytest.approx(1.196, abs=2e-3)
     tool = _tool()
     P, X = tool.known_joint(2, 12, 0.05, np.random.default_rng(5))
     problem = tool.sampled_problem(P, 1500, np.random.default_rng(6))
-    values = bs.BootstrapIntervals().compute(problem, pb.MechanismResult("mapping", mapping=X),
-                                             delta=0.0)
+    metric = bs.BootstrapIntervals(interval="basic")
+    values = metric.compute(problem, pb.MechanismResult("mapping", mapping=X), delta=0.0)
     for name in sorted(bs.MAXIMA):
         samples = np.array(values["bootstrap"]["samples"][name])
         top = values["bootstrap"]["estimates"][name] + 1.959964 * samples.std(ddof=1)
@@ -226,3 +236,56 @@ def test_the_boundary_test_breaks_ties_at_an_atom() -> None:
     lo, hi = bs.interval(0.0, np.zeros(50), 0.0, null, bounds=(0.0, 1.0), base=[0.0, 0.0],
                          tie=(top, null_i))
     assert lo > 0.0 and hi >= lo
+
+
+def test_calibrated_interval_takes_each_side_from_the_bootstrap_worlds_errors() -> None:
+    """Outer resamples θ*_i (mean 1.2: bias b = 0.2 from θ̂ = 1, sd ≈ 0.1) whose inner
+    resamples make the studentised errors T_i = (2θ*_i - mean(θ**_i) - θ̂) / sd(θ**_i)
+    the 401 values of linspace(-3, 1): q97.5 = 0.9 and q2.5 = -2.9, so the interval is
+    [θ̂ - b - 0.9 sd, θ̂ - b + 2.9 sd] (skewed: a 90 % level, a symmetric multiplier, the
+    sign of T or of the bias would each give other ends)."""
+    rng = np.random.default_rng(12)
+    values = 1.2 + 0.1 * rng.standard_normal(401)
+    T = rng.permutation(np.linspace(-3.0, 1.0, 401))
+    s = 0.05 + 0.05 * rng.random(401)
+    means = 2 * values - 1.0 - T * s
+    inner = means[:, None] + (s / np.sqrt(2))[:, None] * np.array([-1.0, 1.0])[None, :]
+    c_lo, c_hi = bs.calibration_quantiles(1.0, values, inner)
+    assert c_lo == pytest.approx(0.9, abs=1e-9) and c_hi == pytest.approx(2.9, abs=1e-9)
+    lo, hi = bs.calibrated_interval(1.0, values, inner)
+    b, sd = values.mean() - 1.0, values.std(ddof=1)
+    assert lo == pytest.approx(1.0 - b - 0.9 * sd, abs=1e-9)
+    assert hi == pytest.approx(1.0 - b + 2.9 * sd, abs=1e-9)
+    assert bs.calibrated_interval(0.01, values - 1.15, inner - 1.3, bounds=(0.0, 1.0))[0] == 0.0
+    inner_inf = inner.copy()
+    inner_inf[0, 0] = np.inf  # no finite calibration: the normal interval
+    assert bs.calibrated_interval(1.0, values, inner_inf) == bs.normal_interval(1.0, values)
+    # an inner spread of 0 (an atom) counts as T = 0, not as a division by zero
+    flat = inner.copy()
+    flat[:200] = means[:200, None]
+    assert np.isfinite(bs.calibration_quantiles(1.0, values, flat)).all()
+
+
+def test_outer_counts_are_the_metrics_own_first_resamples() -> None:
+    """The double bootstrap resamples the metric's stored resamples, not other draws: the
+    notions on :func:`bs.outer_counts` equal the first stored samples exactly."""
+    import scipy.sparse as sp
+
+    tool = _tool()
+    P, X = tool.known_joint(3, 15, 0.05, np.random.default_rng(2))
+    problem = tool.sampled_problem(P, 2000, np.random.default_rng(3))
+    outer = bs.outer_counts(bs.user_cells(problem), 200, 7, 120)
+    assert outer.shape == (120, 3 * 16) and (outer.sum(axis=1) == 2000).all()
+    Xs = sp.csc_array(X)
+    got = bs._evaluate(bs.notion_functions(), Xs, bs._column_costs(problem, Xs),
+                       bs.joints_of(outer.astype(float), 3))
+    stored = bs.bootstrap_samples(problem, X, resamples=200, seed=7)
+    for name in bs.CALIBRATED:
+        assert np.array_equal(got[name], stored[name][:120]), name
+    inner = bs.inner_values(problem, X, outer[:4], bs.CALIBRATED, 30, 7)
+    assert set(inner) == set(bs.CALIBRATED)
+    assert all(v.shape == (4, 30) and np.isfinite(v).all() for v in inner.values())
+    # inner resamples scatter around their own outer resample's value, not the sample's
+    for name in ("total_variation", "t_closeness"):
+        spread = inner[name].std(axis=1, ddof=1).mean()
+        assert np.all(np.abs(inner[name].mean(axis=1) - got[name][:4]) < 4 * spread), name

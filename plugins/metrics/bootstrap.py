@@ -14,8 +14,10 @@ under every exact privacy notion and the distortion. It stores, under ``metrics`
   guessing entropy) is decided by a test against samples drawn under independence, so
   that a true 0 is covered 95 % of the time; for I(A; B̂) and Sibson the set of leakages
   on the path to independence that the data accept (:func:`inverted_interval`); for the
-  maxima an upper end at least θ̂ + 1.96 sd (``mi_bits_ci95``, ``distortion_ci95``,
-  ``maximal_leakage_ci95``, ...); coverage measured by ``tools/measure_ci_coverage.py``;
+  maxima and total variation the bias-corrected interval with its two multipliers of
+  sd(θ*) calibrated by a double bootstrap (:func:`calibrated_interval`) (``mi_bits_ci95``,
+  ``distortion_ci95``, ``maximal_leakage_ci95``, ...); coverage measured by
+  ``tools/measure_ci_coverage.py``;
 * ``bootstrap``: ``{"resamples", "seed", "users", "interval", "key", "estimates",
   "samples": {output: [...]}}``, the per-resample values that ``compare`` pairs (``key``
   hashes the users' records, the count and the seed: equal keys, equal resamples of the
@@ -68,8 +70,13 @@ def resampled_joints(cells: np.ndarray, n_private: int, rng: np.random.Generator
     the cells instead (the independence model of :func:`independent_cells`)."""
     users = int(cells.sum())
     probs = cells / users if probabilities is None else probabilities / probabilities.sum()
-    draws = rng.multinomial(users, probs, size=size).astype(float)
-    inside = draws.reshape(size, n_private, -1)[:, :, :-1]
+    return joints_of(rng.multinomial(users, probs, size=size).astype(float), n_private)
+
+
+def joints_of(draws: np.ndarray, n_private: int) -> np.ndarray:
+    """The (size, |A|, n) joints of a (size, |A| * (n + 1)) stack of cell counts (the
+    'outside' cells dropped, each joint normalised)."""
+    inside = draws.reshape(len(draws), n_private, -1)[:, :, :-1]
     totals = inside.sum(axis=(1, 2), keepdims=True)
     return inside / np.where(totals > 0, totals, 1.0)
 
@@ -101,7 +108,11 @@ def _column_costs(problem: pb.PrivacyProblem, X: sp.csc_array) -> np.ndarray:
     return costs
 
 
-def _stack(Q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+#: (Q, p_a, q, W) of a stack of output joints (:func:`_stack`)
+Stack = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _stack(Q: np.ndarray) -> Stack:
     """(Q, p_a, q, W) of a (B, |A|, n) stack, each joint normalised; W = p(b̂ | a), 0 on a
     private value a resample has no user of (the per-joint notions drop that row)."""
     Q = Q / Q.sum(axis=(1, 2), keepdims=True)
@@ -120,8 +131,8 @@ def _maximal_leakage(Q: np.ndarray) -> np.ndarray:
     return _log2_floor(_stack(Q)[3].max(axis=1).sum(axis=1))
 
 
-def _min_entropy_leakage(Q: np.ndarray) -> np.ndarray:
-    Q, pa, _, _ = _stack(Q)
+def _min_entropy_leakage(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
+    Q, pa, _, _ = st or _stack(Q)
     return _log2_floor(Q.max(axis=1).sum(axis=1) / pa.max(axis=1))
 
 
@@ -134,16 +145,16 @@ def _sibson_mi(Q: np.ndarray) -> np.ndarray:
     return 2.0 * _log2_floor((top * np.sqrt(inner.sum(axis=1))).sum(axis=1))
 
 
-def _lip_epsilon(Q: np.ndarray) -> np.ndarray:
-    _, pa, q, W = _stack(Q)
+def _lip_epsilon(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
+    _, pa, q, W = st or _stack(Q)
     valid = (pa[:, :, None] > 0) & (q[:, None, :] > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.abs(np.log(np.where(valid, W / q[:, None, :], 1.0)))
     return np.where((valid & (W <= 0)).any(axis=(1, 2)), np.inf, ratio.max(axis=(1, 2)))
 
 
-def _ldp_epsilon_private(Q: np.ndarray) -> np.ndarray:
-    _, pa, q, W = _stack(Q)
+def _ldp_epsilon_private(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
+    _, pa, q, W = st or _stack(Q)
     rows = pa[:, :, None] > 0
     low = np.where(rows, W, np.inf).min(axis=1)
     cols = q > 0
@@ -152,13 +163,13 @@ def _ldp_epsilon_private(Q: np.ndarray) -> np.ndarray:
     return np.where((cols & (low <= 0)).any(axis=1), np.inf, np.maximum(ratio.max(axis=1), 0.0))
 
 
-def _total_variation(Q: np.ndarray) -> np.ndarray:
-    Q, pa, q, _ = _stack(Q)
+def _total_variation(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
+    Q, pa, q, _ = st or _stack(Q)
     return 0.5 * np.abs(Q - pa[:, :, None] * q[:, None, :]).sum(axis=(1, 2))
 
 
-def _t_closeness(Q: np.ndarray) -> np.ndarray:
-    Q, pa, q, _ = _stack(Q)
+def _t_closeness(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
+    Q, pa, q, _ = st or _stack(Q)
     with np.errstate(divide="ignore", invalid="ignore"):
         gap = np.abs(Q / q[:, None, :] - pa[:, :, None]).sum(axis=1)
     return 0.5 * np.where(q > 0, gap, 0.0).max(axis=1)
@@ -372,6 +383,101 @@ def maximum_upper_end(estimate: float, values: np.ndarray, base: list[float],
     return [base[0], float(max(base[1], np.clip(top, *bounds)))]
 
 
+#: notions whose interval is calibrated by the double bootstrap (:func:`calibrated_interval`):
+#: the maxima and total variation (a sum of |·|), non-smooth functionals whose bootstrap
+#: bias and spread misjudge the plug-in's
+CALIBRATED = MAXIMA | {"total_variation"}
+
+#: (outer, inner) resamples of the calibration: the first ``outer`` of the metric's own
+#: resamples, each resampled ``inner`` times
+CALIBRATION = (100, 25)
+
+
+def outer_counts(cells: np.ndarray, resamples: int, seed: int, first: int) -> np.ndarray:
+    """Cell counts (first, |A| * (n + 1)) of the first ``first`` resamples that
+    :func:`bootstrap_samples` draws with this ``seed`` (the same generator, the same
+    chunks: its values on them are the first ``first`` stored samples)."""
+    users = int(cells.sum())
+    rng = np.random.default_rng(seed)
+    parts, drawn = [], 0
+    for start in range(0, resamples, CHUNK):
+        if drawn >= first:
+            break
+        size = min(CHUNK, resamples - start)
+        parts.append(rng.multinomial(users, cells / users, size=size))
+        drawn += size
+    return np.concatenate(parts)[:first]
+
+
+def inner_values(problem: pb.PrivacyProblem, mapping: Any, outer: np.ndarray,
+                 names: frozenset[str], inner: int, seed: int) -> dict[str, np.ndarray]:
+    """Each notion of ``names`` on ``inner`` resamples of the users of each outer
+    resample (``outer``: their cell counts): a (len(outer), inner) array per notion, the
+    bootstrap world of the double bootstrap (the outer resample is that world's sample).
+
+    The inner resamples are Poisson resamples (each cell's count ~ Poisson(its outer
+    count): each user drawn Poisson(1) times, Hanley & MacGibbon 2006): the same law
+    as drawing N users with replacement up to the total's O(sqrt N) wobble, which the
+    joint's normalisation removes, and a fifth of the multinomial draws' cost."""
+    X = sp.csc_array(mapping)
+    functions = {k: f for k, f in notion_functions().items() if k in names}
+    rng = np.random.default_rng([seed, 2])
+    step = max(1, (4 * CHUNK) // inner)
+    out: dict[str, list[np.ndarray]] = {k: [] for k in functions}
+    for start in range(0, len(outer), step):
+        block = outer[start:start + step].astype(float)
+        draws = rng.poisson(np.repeat(block, inner, axis=0)).astype(float)
+        P = joints_of(draws, problem.n_private)
+        Q = np.asarray((X @ P.reshape(-1, P.shape[2]).T).T).reshape(P.shape)
+        # a Poisson resample of a handful of users can be empty: its values are NaN, and
+        # calibrated_interval falls back to the normal interval
+        with np.errstate(divide="ignore", invalid="ignore"):
+            st = _stack(Q)  # shared by the calibrated notions (each takes it as ``st``)
+            for k, f in functions.items():
+                out[k].append(np.asarray(f(Q, st=st), dtype=float).reshape(len(block), inner))
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def calibration_quantiles(estimate: float, values: np.ndarray, inner: np.ndarray,
+                          level: float = 0.95) -> tuple[float, float] | None:
+    """(c_lo, c_hi): the multipliers of sd(θ*) that give the bias-corrected interval
+    θ̂ - b - c_lo sd, θ̂ - b + c_hi sd coverage ``level`` in the bootstrap world.
+
+    Beran's prepivoting (Biometrika 74, 1987) / Hall's iterated bootstrap (Ann. Statist.
+    14, 1986): the sample's joint is that world's truth (θ̂), each outer resample i its
+    sample (θ*_i, ``values``), and its own resamples (``inner[i]``) give that sample's bias
+    b_i and spread s_i. The studentised error T_i = (θ*_i - b_i - θ̂) / s_i of the
+    bias-corrected estimate is what the real interval must cover: c_lo and c_hi are its
+    upper and (negated) lower (1 ± level) / 2 quantiles, one per side (the maxima's error
+    is skewed). An inner spread of 0 (every inner value equal: min-entropy leakage on its
+    atom) counts as T_i = 0. None when a value is not finite."""
+    values, inner = np.asarray(values, dtype=float), np.asarray(inner, dtype=float)
+    if not (np.isfinite(estimate) and np.all(np.isfinite(values))
+            and np.all(np.isfinite(inner))) or inner.ndim != 2 or inner.shape[1] < 2:
+        return None
+    m, s = inner.mean(axis=1), inner.std(axis=1, ddof=1)
+    err = 2 * values[:len(inner)] - m - estimate
+    T = np.divide(err, s, out=np.zeros_like(err), where=s > 0)
+    c_lo, c_hi = np.quantile(T, [(1 + level) / 2, (1 - level) / 2])
+    return float(c_lo), float(-c_hi)
+
+
+def calibrated_interval(estimate: float, values: np.ndarray, inner: np.ndarray,
+                        level: float = 0.95,
+                        bounds: tuple[float, float] = (0.0, float("inf"))) -> list[float]:
+    """The bias-corrected interval [θ̂ - b - c_lo sd, θ̂ - b + c_hi sd] with c_lo, c_hi from
+    :func:`calibration_quantiles` instead of ±1.96, clipped to ``bounds``; the normal
+    interval when the calibration has no finite values."""
+    c = calibration_quantiles(estimate, values, inner, level)
+    if c is None:
+        return normal_interval(estimate, values, level, bounds)
+    values = np.asarray(values, dtype=float)
+    centre, sd = 2 * estimate - float(values.mean()), float(values.std(ddof=1))
+    lo, hi = np.clip([centre - c[0] * sd, centre + c[1] * sd], *bounds)
+    return [float(lo), float(hi)]
+
+
+
 #: the interval a ``bootstrap:interval=NAME`` run builds before the boundary test
 INTERVALS: dict[str, Callable[..., list[float]]] = {"normal": normal_interval,
                                                    "basic": basic_interval}
@@ -513,8 +619,9 @@ def boundary_accepts(estimate: float, null_values: np.ndarray, tie_estimate: flo
 
 
 #: citation of the intervals (declared with every ``<output>_ci95``)
-CITATION = ("Efron & Tibshirani, An Introduction to the Bootstrap, 1993; Feldman & Cousins, "
-            "Phys. Rev. D 57, 1998; Hay et al., DPBench, SIGMOD 2016")
+CITATION = ("Efron & Tibshirani, An Introduction to the Bootstrap, 1993; Beran, Biometrika 74, "
+            "1987 (prepivoting); Feldman & Cousins, Phys. Rev. D 57, 1998; Hay et al., "
+            "DPBench, SIGMOD 2016")
 
 
 def _declared() -> tuple[pb.Output, ...]:
@@ -534,7 +641,9 @@ class BootstrapIntervals(pb.Metric):
     """95 % intervals over resampled users for each exact privacy notion and E[d].
 
     Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993 (bias-corrected and basic
-    intervals); Feldman & Cousins, Phys. Rev. D 57, 1998 (intervals at a boundary);
+    intervals); Beran, Biometrika 74, 1987 and Hall, Ann. Statist. 14, 1986 (the level
+    calibrated by a double bootstrap, for the maxima and total variation); Feldman &
+    Cousins, Phys. Rev. D 57, 1998 (intervals at a boundary);
     Hay et al., "Principled evaluation of differentially private algorithms using
     DPBench", SIGMOD 2016 (report spread, pair comparisons).
     """
@@ -561,9 +670,11 @@ class BootstrapIntervals(pb.Metric):
     def _intervals(self, problem: pb.PrivacyProblem, mapping: Any,
                    samples: dict[str, np.ndarray], centre: dict[str, float]) -> dict[str, Any]:
         """``<output>_ci95`` of every output: the base interval (the bias-corrected normal
-        or basic interval of the sample's bootstrap; for the maxima its upper end at least
-        θ̂ + z sd), then the boundary test; for I and Sibson (``interval=normal``) the
-        inversion along the path to independence (:func:`inverted_interval`)."""
+        interval of the sample's bootstrap; for the :data:`CALIBRATED` notions with the
+        double bootstrap's spread; ``interval=basic``: the basic interval, for the maxima
+        its upper end at least θ̂ + z sd), then the boundary test; for I and Sibson
+        (``interval=normal``) the inversion along the path to independence
+        (:func:`inverted_interval`)."""
         resamples, seed = int(self.resamples), int(self.seed)
         null = bootstrap_samples(problem, mapping, resamples=resamples, seed=seed,
                                  independent=True)
@@ -571,11 +682,15 @@ class BootstrapIntervals(pb.Metric):
         spread = {"guessing_entropy": prior_guessing_spread(problem, resamples, seed)}
         tie = (centre["mi_bits"], null["mi_bits"])
         path = path_values(problem, mapping) if self.interval == "normal" else {}
+        inner = self._inner(problem, mapping) if self.interval == "normal" else {}
         values: dict[str, Any] = {}
         for name, v in samples.items():
             side, bounds = BOUNDARY_SIDE.get(name), value_range(name, problem.n_private)
-            base = INTERVALS[self.interval](centre[name], v, bounds=bounds)
-            if name in MAXIMA:
+            if name in inner:
+                base = calibrated_interval(centre[name], v, inner[name], bounds=bounds)
+            else:
+                base = INTERVALS[self.interval](centre[name], v, bounds=bounds)
+            if name in MAXIMA and self.interval != "normal":
                 base = maximum_upper_end(centre[name], v, base, bounds=bounds)
             ci = interval(centre[name], v, null_centre[name] if side else None,
                           null[name] if side else None, side or 1, bounds=bounds, base=base,
@@ -586,6 +701,14 @@ class BootstrapIntervals(pb.Metric):
                                        bounds=bounds) or ci
             values[f"{name}_ci95"] = ci
         return values
+
+    def _inner(self, problem: pb.PrivacyProblem, mapping: Any) -> dict[str, np.ndarray]:
+        """The double bootstrap's inner values of the :data:`CALIBRATED` notions: the first
+        ``CALIBRATION[0]`` of this metric's resamples, each resampled ``CALIBRATION[1]`` times."""
+        first, each = CALIBRATION
+        outer = outer_counts(user_cells(problem), int(self.resamples), int(self.seed),
+                             min(first, int(self.resamples)))
+        return inner_values(problem, mapping, outer, CALIBRATED, each, int(self.seed))
 
     def compute(self, problem, result, *, delta, seed=None) -> dict[str, Any]:
         resamples = int(self.resamples)
