@@ -76,6 +76,7 @@ def test_the_seeded_column_generation_agrees_with_the_whole_lp(monkeypatch, part
     reach the whole LP's optimum, prove it, and return a perfectly private mapping; and
     the run without the seed must give the same value."""
     monkeypatch.setattr(_pp_flow, "SEED_PARTNERS", partners)
+    monkeypatch.setattr(_lp_colgen, "SEED_MIN_M", 0)  # here n = 200
     used: list[bool] = []
     original = _lp_colgen.ColumnGeneration.seed_from_flow
 
@@ -100,3 +101,13 @@ def test_the_seeded_column_generation_agrees_with_the_whole_lp(monkeypatch, part
     plain = mech.run(problem, 0.0)
     assert used[-1] is False
     assert plain.stats["lp_objective"] == pytest.approx(res.stats["lp_objective"], rel=1e-6)
+
+
+def test_small_problems_start_from_the_nearest_outputs() -> None:
+    """Below SEED_MIN_M live columns the 16 nearest outputs are the cheaper first master."""
+    problem = pb.load_dataset("random", n=200, distortion="hamming", bits=12, seed=4)
+    data = _lp_colgen.Problem(problem)
+    cg = _lp_colgen.ColumnGeneration(data, _lp_colgen.private_lp(data))
+    cg.seed_from_flow = lambda: pytest.fail("the flow seed ran below SEED_MIN_M")
+    cg.initial_pairs()
+    assert cg.pairs_i.size > 16 * data.m

@@ -59,6 +59,10 @@ INITIAL_NEAREST = 8
 #: 9 rounds and 0.17-0.19 s with 8; perfect privacy 0.09-0.11 s against 0.13-0.14 s)
 INITIAL_NEAREST_SMALL = 16
 INITIAL_COLUMNS = 10_000
+#: the perfect-privacy LP starts from the min-cost flow (``_pp_flow``) from this many live
+#: columns, where the 16 nearest no longer fit INITIAL_COLUMNS (random Hamming n = 600:
+#: 0.23 s with the flow against 0.09 s without; census top 2,000: 1.5 s against 7.9 s)
+SEED_MIN_M = 626
 #: a block whose candidates exceed this many per column keeps each column's best only
 CANDIDATE_CAP = 16
 #: a first master with at least this many columns is solved by the interior point method
@@ -424,7 +428,7 @@ class ColumnGeneration:
         of least E[d]: an output's rows (LIP, perfect privacy) can only balance once several columns
         with different posteriors reach it, which one nearest output per column never gives."""
         d = self.d
-        if self.lp.flow_seed and self.seed_from_flow():
+        if self.lp.flow_seed and d.m >= SEED_MIN_M and self.seed_from_flow():
             return
         # the epigraph LPs need no balancing, and a larger first master there costs HiGHS a
         # long degenerate cold solve (random Hamming n = 2,000 at Δ = 0.1 d_const: 47 s)
