@@ -390,7 +390,7 @@ CALIBRATED = MAXIMA | {"total_variation"}
 
 #: (outer, inner) resamples of the calibration: the first ``outer`` of the metric's own
 #: resamples, each resampled ``inner`` times
-CALIBRATION = (100, 25)
+CALIBRATION = (100, 15)
 
 
 def outer_counts(cells: np.ndarray, resamples: int, seed: int, first: int) -> np.ndarray:
