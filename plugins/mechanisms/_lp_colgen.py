@@ -524,7 +524,11 @@ class ColumnGeneration:
         Why: where the optimum is the floor (random Hamming n = 4,096 at Δ = 0.1 d_const)
         the epigraph master is so degenerate that each HiGHS re-solve took minutes."""
         delta = float(self.lp.delta) if self.lp.delta is not None else np.inf
-        phase = ColumnGeneration(self.d, private_lp(self.d), tol=self.tol,
+        lp = private_lp(self.d)
+        # the phase stops at the first master within Δ, so the flow seed's cost buys nothing
+        # (random Hamming n = 4,096 at 0.1 d_const: 8.2 s CPU with it, 2.2 s without)
+        lp.flow_seed = False
+        phase = ColumnGeneration(self.d, lp, tol=self.tol,
                                  max_rounds=PRIVATE_ROUNDS, per_column=self.per_column)
         out = phase.run(stop_below=delta, stop_above=delta)
         self.add_pairs(phase.pairs_i, phase.pairs_j)
