@@ -29,13 +29,13 @@ def test_several_mechanisms_and_datasets_all_run(tmp_path, capsys) -> None:
 
 def test_run_table_is_readable_at_80_columns(capsys, monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "80")
-    assert main(["run", "-m", "sppm:iterations=3", "-m", "identity", "-d", "synthetic:m=4",
+    assert main(["run", "-m", "sppm:iterations=3,mode=frank-wolfe", "-m", "identity", "-d", "synthetic:m=4",
                  "-d", "politics_tv_surrogate", "--delta", "1", "--no-store"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert max(map(len, lines)) <= 80
     # names are whole on one line, never folded or cut; the data set is each table's title
-    assert any("sppm[iterations=3]" in line for line in lines)
+    assert any("sppm[iterations=3," in line for line in lines)
     assert any(re.search(r"\d+ runs? on politics_tv_surrogate", line) for line in lines)
     assert "ok*" in out and "stopped before its tolerance" in out  # convergence is shown
 
@@ -162,7 +162,7 @@ def test_progress_inside_a_long_solve_on_a_terminal(monkeypatch) -> None:
 
 def test_compare_and_report_show_unconverged_runs(tmp_path, capsys) -> None:
     db = tmp_path / "r.sqlite"
-    assert main(["run", "-m", "sppm:iterations=2", "-m", "expmec", "-d", "synthetic:m=4",
+    assert main(["run", "-m", "sppm:iterations=2,mode=frank-wolfe", "-m", "expmec", "-d", "synthetic:m=4",
                  "--delta", "0.5", "--delta", "2", "--db", str(db)]) == 0
     capsys.readouterr()
     assert main(["compare", "--db", str(db)]) == 0

@@ -390,7 +390,7 @@ def test_deterministic_replicates_are_compared_by_the_paired_bootstrap(tmp_path)
 def test_run_json_keeps_converged_false_and_the_gap(capsys) -> None:
     """`privbench run --json` of an SPPM run stopped at its cap: converged false and its
     gap; the table marks it ok* and not certified."""
-    argv = ["run", "-m", "sppm:iterations=2", "-d", "synthetic:m=4", "--delta", "0.5",
+    argv = ["run", "-m", "sppm:iterations=2,mode=frank-wolfe", "-d", "synthetic:m=4", "--delta", "0.5",
             "--no-store"]
     assert main([*argv, "--json"]) == 0
     (line,) = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
