@@ -200,3 +200,25 @@ def test_coarse_start_false_runs_without_a_coarse_solve(monkeypatch, mode: str) 
 def test_coarse_start_must_be_a_bool() -> None:
     with pytest.raises(pb.ValidationError, match="coarse_start must be true or false"):
         pb.get_mechanism("sppm", coarse_start="no")
+
+
+def test_the_warm_round_cap_is_the_fine_level_s_only(monkeypatch) -> None:
+    """auto gives a dual run from a coarse start WARM_ROUNDS rounds before it falls back,
+    but its coarse levels keep ``polish_rounds``: with the cap on them the coarsest cold
+    dual level of synthetic m = 12 at 0.6 d_const stopped at a gap of 0.13 bits and the
+    run fell back to Frank-Wolfe (77-130 s instead of ~2 s)."""
+    from privbench.plugins.mechanisms._sppm import solve
+
+    monkeypatch.setattr(continuation, "COARSE_FROM", 32)
+    seen: list[tuple[int, int, int | None]] = []
+    original = solve._solve_state
+
+    def recorded(problem, delta, backend, o, x0, on_iteration, t_total, fine_rounds=None):
+        seen.append((problem.n, o.polish_rounds, fine_rounds))
+        return original(problem, delta, backend, o, x0, on_iteration, t_total, fine_rounds)
+
+    monkeypatch.setattr(solve, "_solve_state", recorded)
+    problem = pb.load_dataset("synthetic", m=7)
+    res = pb.get_mechanism("sppm").solve(problem, 0.3 * d_const(problem))
+    assert res.stats["mode"] == "dual" and res.stats["converged"]
+    assert seen[-2:] == [(128, 20, solve.WARM_ROUNDS), (32, 20, None)]  # after prepare's

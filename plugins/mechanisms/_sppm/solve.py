@@ -74,10 +74,11 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend,
     mode = resolve_mode(settings.mode, problem, delta)
     warm = settings.mode == "auto" and mode == "dual" and x0 is None \
         and settings.coarse_start and continuation.applies(problem)
-    # a good coarse start certifies in 1-2 rounds; a poor one is cut short
-    run = settings.replace(mode=mode, polish_rounds=min(settings.polish_rounds, WARM_ROUNDS)
-                           if warm else settings.polish_rounds)
-    out = _solve(problem, delta, backend, run, x0, on_iteration, t_total)
+    # a good coarse start certifies in 1-2 rounds; a poor one is cut short (the fine
+    # level only: the coarse levels keep polish_rounds, the coarsest one's cold dual mode
+    # needs more than 4 at m = 12, 0.6 d_const, and a poor coarse point fails the fine run)
+    out = _solve(problem, delta, backend, settings.replace(mode=mode), x0, on_iteration,
+                 t_total, WARM_ROUNDS if warm else None)
     if warm and not out.stats["converged"]:
         # the coarse start does not always hold (synthetic m = 9 and 11 at 0.01 d_const:
         # gap 0.73-0.88 bits where m = 10 and 12 certify in 1-3 s): Frank-Wolfe instead
@@ -90,10 +91,11 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend,
 
 def _solve(problem: PrivacyProblem, delta: float, backend: LPBackend, settings: SPPMSettings,
            x0: Any, on_iteration: Callable[[dict[str, Any]], None] | None,
-           t_total: float) -> SPPMOutcome:
-    """One solve in a resolved mode (not ``auto``): Frank-Wolfe, the mode, the outcome."""
+           t_total: float, fine_rounds: int | None = None) -> SPPMOutcome:
+    """One solve in a resolved mode (not ``auto``): Frank-Wolfe, the mode, the outcome;
+    ``fine_rounds`` caps this level's ``polish_rounds`` (not its coarse levels')."""
     setup, state, trace = _solve_state(problem, delta, backend, settings, x0, on_iteration,
-                                       t_total)
+                                       t_total, fine_rounds)
     _perfect_privacy_by_lp(setup, state, trace)
     return _outcome(setup, state, trace, t_total)
 
@@ -106,7 +108,7 @@ BUDGET_MARGIN = 1e-9
 def _solve_state(problem: PrivacyProblem, delta: float, backend: LPBackend,
                  o: SPPMSettings, x0: Any,
                  on_iteration: Callable[[dict[str, Any]], None] | None,
-                 t_total: float) -> tuple[Setup, State, Trace]:
+                 t_total: float, fine_rounds: int | None = None) -> tuple[Setup, State, Trace]:
     """Frank-Wolfe then the mode's finisher; the solve's setup, state and trace at the end.
     On a long line, when X0 is not given and ``coarse_start`` holds, the dual mode starts
     from a coarse solve's dual point and Frank-Wolfe from its prolonged mapping
@@ -138,7 +140,8 @@ def _solve_state(problem: PrivacyProblem, delta: float, backend: LPBackend,
     # the other modes finish on V: bursts leave it larger (their pairs join it), which
     # loosens the optimal mode's bounds at its dust
     runs = o.replace(iterations=iterations,
-                     restricted_steps=o.restricted_steps if mode == "frank-wolfe" else 0)
+                     restricted_steps=o.restricted_steps if mode == "frank-wolfe" else 0,
+                     polish_rounds=min(o.polish_rounds, fine_rounds or o.polish_rounds))
     setup = Setup(problem, delta, runs, max(o.tol, o.handover) if handover_first else o.tol,
                   on_iteration, warm, levels=levels)
     state = State(V, x.copy(), atoms)
