@@ -255,7 +255,12 @@ def test_the_epigraph_lps_re_solve_by_the_primal_simplex(monkeypatch) -> None:
     original = _lp_colgen.ColumnGeneration.solve_master
 
     def spy(self):  # the strategy each solve of each master runs with
-        seen.setdefault((self.lp.objective, id(self)), []).append(
+        # a token of our own per master: id() is reused once a master is freed, which
+        # merged two masters' solves into one list (a flaky failure in the full suite)
+        if "_spy_token" not in vars(self):
+            self._spy_token = len(seen)
+            seen[(self.lp.objective, self._spy_token)] = []
+        seen[(self.lp.objective, self._spy_token)].append(
             self.h.getOptionValue("simplex_strategy")[1])
         return original(self)
 
