@@ -171,3 +171,25 @@ def test_one_run_is_read_the_same_way(host) -> None:
     assert pb.output_of(row, "mi_bits") == 0.25
     with pytest.raises(pb.ValidationError, match="did you mean 'converged'"):
         pb.output_of(record, "convergd")
+
+
+def test_the_paired_resamples_are_found_by_their_declared_payload_not_by_name() -> None:
+    """A metric that declares its per-resample values under another name is paired just
+    the same: the host looks for ``payload="resamples"``, never for the bootstrap's name."""
+    from privbench.protocol.outputs import resamples_of
+
+    draws = pb.Output("draws", "none", "neutral", "per-resample values", payload="resamples")
+    payload = {"samples": {"mi_bits": [0.1, 0.2]}, "key": "k"}
+    assert resamples_of({"draws": payload}, outputs={"draws": draws}) == payload
+    assert resamples_of({"bootstrap": payload}, outputs={"draws": draws}) is None
+    assert Declared([draws, LEAK]).carrying("resamples") == ("draws",)
+    with pytest.raises(ValueError, match="payload must be one of"):
+        pb.Output("x", "none", payload="resample")
+    with pytest.raises(pb.ValidationError, match="unknown payload"):
+        Declared([draws]).carrying("samples")
+
+
+def test_the_built_in_bootstrap_declares_its_payload(host) -> None:
+    from privbench.protocol.outputs import declared
+
+    assert declared().carrying("resamples") == ("bootstrap",)

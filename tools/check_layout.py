@@ -55,9 +55,6 @@ NOT_PLUGIN_REFERENCES = {
     "scipy": "the Python package (provenance, watched modules)",
     "cvxpy": "the Python package (provenance)",
     "ortools": "the Python package (provenance)",
-    "bootstrap": "the declared output 'bootstrap' (the bootstrap metric's paired resamples, "
-                 "one payload for every output), read by name in results/significance.py and "
-                 "cli/_compare_uncertainty.py (no relation covers a payload of many outputs)",
 }
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from privbench.protocol.feasibility import within_budget
 from privbench.protocol.metric import Output
-from privbench.protocol.outputs import interval_of, output_of
+from privbench.protocol.outputs import declared, interval_of, output_of
 from privbench.results.significance import paired_difference, replicate_difference
 from privbench.results.verdicts import (
     EQUAL,
@@ -105,7 +105,12 @@ def _spread(row: pd.Series, out: Output) -> tuple[float, float, int]:
 
 
 def _boot(row: pd.Series) -> Any:
-    return output_of(row, "bootstrap")
+    """The run's per-resample payload (the output declared with payload="resamples")."""
+    for name in declared().carrying("resamples"):
+        found = output_of(row, name)
+        if found is not None:
+            return found
+    return None
 
 
 def _not_final(a: pd.Series, b: pd.Series, found: Verdict, estimate: float, res: Resolution,

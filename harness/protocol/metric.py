@@ -54,6 +54,8 @@ UNIT_SHORT = {"none": "", "distortion": "", "probability": "", "count": "", "sec
 DIRECTIONS = frozenset({"lower", "higher", "neutral"})
 #: how a related output stands to the output it names in ``of`` (see :class:`Output`)
 RELATIONS = ("interval", "prior", "error")
+#: what a structured output carries for the host (see :class:`Output`'s ``payload``)
+PAYLOADS = ("resamples",)
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,11 @@ class Output:
     :param relation: one of :data:`RELATIONS` when ``of`` is set: ``interval`` (a
         ``[lo, hi]`` pair around the parent), ``prior`` (the parent's value with no
         mechanism), ``error`` (why the parent could not be measured).
+    :param payload: one of :data:`PAYLOADS` for a structured (non-numeric) output the host
+        itself uses: ``resamples`` (each output's value on every resample of the users, with
+        the draws' key, so that two runs' values pair resample by resample:
+        :func:`privbench.protocol.outputs.resamples_of`). The host finds it by this
+        declaration, never by the output's (or its plugin's) name.
     """
 
     name: str
@@ -91,6 +98,7 @@ class Output:
     label: str = ""
     of: str = ""
     relation: str = ""
+    payload: str = ""
 
     @property
     def display(self) -> str:
@@ -110,6 +118,9 @@ class Output:
             raise ValueError(f"output {self.name!r}: a related output declares both of= (the "
                              f"output it is about) and relation= (one of {list(RELATIONS)}); "
                              f"got of={self.of!r}, relation={self.relation!r}")
+        if self.payload and self.payload not in PAYLOADS:
+            raise ValueError(f"output {self.name!r}: payload must be one of {list(PAYLOADS)}; "
+                             f"got {self.payload!r}")
         if self.of == self.name:
             raise ValueError(f"output {self.name!r}: an output cannot be related to itself")
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from privbench.protocol.errors import ValidationError, did_you_mean
-from privbench.protocol.metric import RELATIONS, Output
+from privbench.protocol.metric import PAYLOADS, RELATIONS, Output
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,6 +62,13 @@ class Declared(Mapping[str, Output]):
         self.related("", relation)  # validates the relation's name
         return {of: out for (of, rel), out in self._related.items() if rel == relation}
 
+    def carrying(self, payload: str) -> tuple[str, ...]:
+        """The names of the outputs declared with ``payload`` (``carrying("resamples")``)."""
+        if payload not in PAYLOADS:
+            raise ValidationError(f"unknown payload {payload!r}{did_you_mean(payload, PAYLOADS)}; "
+                                  f"payloads: {', '.join(PAYLOADS)}")
+        return tuple(name for name, out in self._by_name.items() if out.payload == payload)
+
     def resolve(self, name: str) -> Output:
         """The declaration of ``name``.
 
@@ -87,6 +94,18 @@ def declared() -> Declared:
     """The outputs declared by the loaded plugins and the runner (empty without a host)."""
     found = _PROVIDER() if _PROVIDER is not None else {}
     return found if isinstance(found, Declared) else Declared(found.values())
+
+
+def resamples_of(metrics: Mapping[str, Any] | None, *,
+                 outputs: Mapping[str, Output] | None = None) -> dict[str, Any] | None:
+    """The per-resample payload a run's ``metrics`` carry (an output declared with
+    ``payload="resamples"``: ``{"samples": {output: [values]}, "key": ..., ...}``), or None."""
+    table = declared() if outputs is None else Declared(outputs.values())
+    for name in table.carrying("resamples"):
+        found = (metrics or {}).get(name)
+        if isinstance(found, Mapping) and isinstance(found.get("samples"), Mapping):
+            return dict(found)
+    return None
 
 
 def _number(value: Any) -> float:

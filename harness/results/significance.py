@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privbench.protocol.outputs import declared, resamples_of
+
 #: what ``compare`` prints when a difference is inside the paired interval
 NOT_DISTINGUISHABLE = "not distinguishable on this sample"
 
@@ -51,10 +53,7 @@ class PairedDifference:
 
 
 def _samples(metrics: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    boot = (metrics or {}).get("bootstrap")
-    if not isinstance(boot, Mapping) or not isinstance(boot.get("samples"), Mapping):
-        return None
-    return dict(boot)
+    return resamples_of(metrics)
 
 
 def paired_difference(metrics_a: Mapping[str, Any] | None, metrics_b: Mapping[str, Any] | None,
@@ -137,7 +136,6 @@ def collapse_replicates(runs: pd.DataFrame, outputs: list[str]) -> pd.DataFrame:
 
     Pareto curves drawn from the collapsed rows follow the mean, not the luckiest seed.
     """
-    from privbench.protocol.outputs import declared
     from privbench.results.verdicts import is_noise
     from privbench.results.views import output_values
 
@@ -166,7 +164,8 @@ def collapse_replicates(runs: pd.DataFrame, outputs: list[str]) -> pd.DataFrame:
         # replicates that differ only by rounding (~1e-17) keep their draws: they pair
         if len(g) > 1 and not all(is_noise(first[f"{n}_sd"], first.get(n, metrics.get(n)))
                                   for n in names):
-            metrics.pop("bootstrap", None)  # a mean of different runs has no draws of its own
+            for name in declared().carrying("resamples"):  # a mean of different runs
+                metrics.pop(name, None)  # has no draws of its own
             for key in [k for k in metrics if k in intervals]:
                 del metrics[key]
         first["metrics"] = metrics

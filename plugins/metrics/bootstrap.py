@@ -634,7 +634,7 @@ def _declared() -> tuple[pb.Output, ...]:
                         CITATION, of=o.name, relation="interval") for o in bases),
             pb.Output("bootstrap", "none", "neutral",
                       "per-resample values, draws key and estimates (paired comparisons)",
-                      CITATION))
+                      CITATION, payload="resamples"))
 
 
 class BootstrapIntervals(pb.Metric):
