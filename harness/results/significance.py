@@ -52,10 +52,6 @@ class PairedDifference:
         return "a better" if a_lower == better_is_lower else "b better"
 
 
-def _samples(metrics: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    return resamples_of(metrics)
-
-
 def paired_difference(metrics_a: Mapping[str, Any] | None, metrics_b: Mapping[str, Any] | None,
                       output: str, *, level: float = 0.95) -> PairedDifference | None:
     """The paired bootstrap of ``output`` between two runs' ``metrics`` dicts.
@@ -68,7 +64,7 @@ def paired_difference(metrics_a: Mapping[str, Any] | None, metrics_b: Mapping[st
     once), ± z sd(diff*). A difference has no boundary to test (it may take either sign),
     so no boundary test and no clipping.
     """
-    a, b = _samples(metrics_a), _samples(metrics_b)
+    a, b = resamples_of(metrics_a), resamples_of(metrics_b)
     if a is None or b is None or a.get("key") is None or a.get("key") != b.get("key"):
         return None
     va, vb = a["samples"].get(output), b["samples"].get(output)
@@ -87,7 +83,7 @@ def paired_difference(metrics_a: Mapping[str, Any] | None, metrics_b: Mapping[st
 
 def _point(metrics: Mapping[str, Any] | None, output: str, samples: list[float]) -> float:
     """The run's own estimate of ``output`` (stored beside the samples), else their mean."""
-    estimates = (_samples(metrics) or {}).get("estimates") or {}
+    estimates = (resamples_of(metrics) or {}).get("estimates") or {}
     value = estimates.get(output)
     return float(value) if value is not None else float(np.mean(samples))
 
