@@ -246,6 +246,39 @@ def test_the_catalogue_benchmark_reports_cpu_time_and_both_ratios(capsys) -> Non
     assert full["agree"] <= 1e-9
 
 
+def test_the_catalogue_benchmark_takes_medians_of_alternating_pairs(capsys, monkeypatch) -> None:
+    """``--repeat K``: K (colgen, full) pairs run alternating; each row's times are the
+    medians and the ratio is the median of the pairs' ratios, not a ratio of medians and
+    not one pair's (times stubbed so the medians are known)."""
+    import json
+
+    from privbench.cli import main
+    from privbench.plugins.mechanisms import _catalogue_benchmark as bench
+
+    times = iter([1.0, 30.0, 2.0, 10.0, 4.0, 40.0])  # pairs (1, 30), (2, 10), (4, 40)
+    order: list[str] = []
+    real = bench.one_run
+
+    def timed(label, mechanism, params, instance, delta, store):
+        row = real(label, mechanism, params, instance, delta, store)
+        order.append(params["solver"])
+        row["time_s"] = row["cpu_s"] = next(times)
+        return row
+
+    monkeypatch.setattr(bench, "one_run", timed)
+    capsys.readouterr()
+    code = main(["benchmark", "catalogue", "--json", "--dataset",
+                 "random:n=30,distortion=hamming,bits=12,seed=1", "--full", "30",
+                 "--repeat", "3", "--mechanism", "perfect_privacy"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert code in (0, None) and order == ["colgen", "full"] * 3
+    assert rows[0]["time_s"] == 2.0 and rows[1]["time_s"] == 30.0
+    # the median pair's ratio: not the first pair's (30), not the ratio of medians (15)
+    assert rows[1]["ratios"] == [30.0, 5.0, 10.0] and rows[1]["ratio"] == 10.0
+    assert main(["benchmark", "catalogue", "--repeat", "0", "--dataset", "synthetic:m=2"]) == 2
+    assert "--repeat must be at least 1; got 0" in capsys.readouterr().err
+
+
 def test_the_epigraph_lps_re_solve_by_the_primal_simplex(monkeypatch) -> None:
     """After the first solve the maximal-leakage and Bayes masters continue by the primal
     simplex (new columns keep the basis primal feasible; 5x fewer iterations on synthetic

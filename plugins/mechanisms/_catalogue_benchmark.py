@@ -9,16 +9,19 @@ its proven bound and relative gap, column-generation rounds and columns, and the
 process's peak memory; ``cpu_s`` is the solve's CPU time (``solve_cpu_s``: on a shared,
 loaded machine the fair measure). ``--full N`` also runs the old whole LP (``solver=full``) on the
 instances with n <= N, right after the new solver on the same budget, and prints the
-time ratios (wall and CPU); ``--sppm`` times SPPM (its defaults, Δ = 0.3 d_const) on each instance first,
-the peer on its own notion. With ``--targets`` each run is checked against the issue's
-targets: 60 s (300 s for ``census:top_k=all``), a relative gap <= 1e-6 and a peak memory
-<= 4 GiB; the exit status is 1 when one is missed.
+time ratios (wall and CPU): ``--repeat K`` (default 3) alternating pairs (colgen, full,
+colgen, full, ...), each row the median of its K times, each ratio the median of the K
+pairs' ratios (so one lucky or unlucky pair does not decide a target); ``--sppm`` times
+SPPM (its defaults, Δ = 0.3 d_const) on each instance first, the peer on its own notion.
+With ``--targets`` each run is checked against the issue's targets: 60 s (300 s for
+``census:top_k=all``), a relative gap <= 1e-6 and a peak memory <= 4 GiB; the exit status is 1 when one is missed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +62,9 @@ def add_parser(cli: Any) -> None:
     p.add_argument("--tol", type=float, default=1e-6, help="relative gap to stop at")
     p.add_argument("--full", type=int, default=0, metavar="N",
                    help="also run solver=full (the whole LP) on instances with n <= N")
+    p.add_argument("--repeat", type=int, default=3, metavar="K",
+                   help="with --full: K alternating (colgen, full) pairs, medians reported "
+                        "(default 3)")
     p.add_argument("--sppm", action="store_true", help="time SPPM on each instance first")
     p.add_argument("--targets", action="store_true",
                    help="check time, gap and memory against the targets (exit 1 on a miss)")
@@ -112,6 +118,36 @@ def check(row: dict[str, Any]) -> dict[str, Any]:
     return {"target_s": seconds, "met": bool(met)}
 
 
+def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first row with ``time_s`` and ``cpu_s`` the medians of all (one row: itself);
+    ``repeats`` says how many, and every run must be ok for the medians to be given."""
+    out = dict(rows[0])
+    if len(rows) > 1:
+        out["repeats"] = len(rows)
+        bad = [r for r in rows if r["status"] != "ok"]
+        if bad:
+            out.update(status=bad[0]["status"], error=bad[0]["error"])
+        else:
+            out["time_s"] = statistics.median(r["time_s"] for r in rows)
+            out["cpu_s"] = statistics.median(r["cpu_s"] for r in rows)
+    return out
+
+
+def compared(runs: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> dict[str, Any]:
+    """The full LP's median row with the medians of the pairs' ratios (wall and CPU) and
+    the largest relative difference of the objectives."""
+    old = median_row([o for _, o in runs if o is not None])
+    ok = [(r, o) for r, o in runs if o is not None and r["status"] == "ok" == o["status"]
+          and r["time_s"]]
+    if len(ok) == len(runs) and old["status"] == "ok":
+        old["ratio"] = statistics.median(o["time_s"] / r["time_s"] for r, o in ok)
+        old["cpu_ratio"] = statistics.median(o["cpu_s"] / max(r["cpu_s"], 1e-9) for r, o in ok)
+        old["ratios"] = [o["time_s"] / r["time_s"] for r, o in ok]
+        old["agree"] = max(abs(o["lp_objective"] - r["lp_objective"])
+                           / max(abs(o["lp_objective"]), 1e-12) for r, o in ok)
+    return old
+
+
 def budgets(kind: str, args: argparse.Namespace, dconst: float) -> list[float]:
     """The budgets of one mechanism on one instance."""
     if kind == "relative":
@@ -143,6 +179,9 @@ def show(row: dict[str, Any], as_json: bool) -> None:
     if "ratio" in row:
         line += (f"  full/colgen x{row['ratio']:.1f} (CPU x{row['cpu_ratio']:.1f}), objectives "
                  f"differ by {row['agree']:.1e} rel")
+        if len(row["ratios"]) > 1:
+            line += (f"; medians of {len(row['ratios'])} alternating pairs (wall ratios "
+                     + ", ".join(f"{r:.1f}" for r in row["ratios"]) + ")")
     if "met" in row:
         line += f"  <= {row['target_s']:g} s, gap <= {TARGET_GAP:g}, <= 4 GiB: " + \
             ("met" if row["met"] else "MISSED")
@@ -155,6 +194,8 @@ def run(args: argparse.Namespace) -> int:
     chosen = [r for r in RUNS if not args.mechanism or r[0] in args.mechanism]
     if not 0 < args.tol < 1:
         raise pb.ValidationError(f"--tol must be in (0, 1); got {args.tol:g}")
+    if args.repeat < 1:
+        raise pb.ValidationError(f"--repeat must be at least 1; got {args.repeat}")
     store = pb.ResultStore(args.db) if args.db else None
     if any(r[0] == "perfect_privacy" for r in chosen) and not ortools_installed():
         print("note: OR-Tools is not installed (pip install 'privbench[ortools]'): "
@@ -174,21 +215,22 @@ def run(args: argparse.Namespace) -> int:
         for label, mechanism, params, kind in chosen:
             for delta in budgets(kind, args, dconst):
                 new = dict(params, max_n=max(n, 1), tol=args.tol)
-                row = one_run(label, mechanism, dict(new, solver="colgen"), instance, delta,
-                              store)
+                pairs = args.repeat if args.full and n <= args.full else 1
+                runs = []
+                for _ in range(pairs):
+                    row = one_run(label, mechanism, dict(new, solver="colgen"), instance, delta,
+                                  store)
+                    old = (one_run(label, mechanism, dict(params, max_n=max(n, 1), solver="full"),
+                                   instance, delta, store)
+                           if args.full and n <= args.full else None)
+                    runs.append((row, old))
+                row = median_row([r for r, _ in runs])
                 if args.targets:
                     row.update(check(row))
                 rows.append(row)
                 show(row, args.json)
-                if args.full and n <= args.full:
-                    old = one_run(label, mechanism, dict(params, max_n=max(n, 1), solver="full"),
-                                  instance, delta, store)
-                    if old["status"] == "ok" and row["status"] == "ok" and row["time_s"]:
-                        old["ratio"] = old["time_s"] / row["time_s"]
-                        old["cpu_ratio"] = old["cpu_s"] / max(row["cpu_s"], 1e-9)
-                        old["agree"] = abs(old["lp_objective"] - row["lp_objective"]) / \
-                            max(abs(old["lp_objective"]), 1e-12)
-                    show(old, args.json)
+                if runs[0][1] is not None:
+                    show(compared(runs), args.json)
     if store is not None:
         store.close()
     return 1 if args.targets and not all(r.get("met", True) for r in rows) else 0
