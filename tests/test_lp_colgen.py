@@ -237,7 +237,7 @@ def test_the_catalogue_benchmark_reports_cpu_time_and_both_ratios(capsys) -> Non
     capsys.readouterr()
     code = main(["benchmark", "catalogue", "--json", "--dataset",
                  "random:n=40,distortion=hamming,bits=12,seed=1", "--full", "40",
-                 "--mechanism", "perfect_privacy"])
+                 "--repeat", "1", "--mechanism", "perfect_privacy"])
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert code in (0, None) and [r["solver"] for r in rows] == ["colgen", "full"]
     assert all(r["status"] == "ok" and r["cpu_s"] > 0 for r in rows)

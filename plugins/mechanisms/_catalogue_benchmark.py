@@ -14,7 +14,8 @@ colgen, full, ...), each row the median of its K times, each ratio the median of
 pairs' ratios (so one lucky or unlucky pair does not decide a target); ``--sppm`` times
 SPPM (its defaults, Δ = 0.3 d_const) on each instance first, the peer on its own notion.
 With ``--targets`` each run is checked against the issue's targets: 60 s (300 s for
-``census:top_k=all``), a relative gap <= 1e-6 and a peak memory <= 4 GiB; the exit status is 1 when one is missed.
+``census:top_k=all``), a relative gap <= 1e-6 and a peak memory <= 4 GiB; the exit status
+is 1 when one is missed.
 """
 
 from __future__ import annotations
