@@ -331,21 +331,30 @@ class ColumnGeneration:
         step = block_rows(m)
         for lo in range(0, n, step):
             hi = min(lo + step, n)
-            rc = weight * d.dcost[lo:hi]
-            if P.shape[0]:
-                rc -= P[:, lo:hi].T @ self.coef
-            np.minimum(colmin, rc.min(axis=0), out=colmin)
+            # rc' = weight·dcost - P'coef, in place in the product's array (one pass)
+            rc = P[:, lo:hi].T @ self.coef if P.shape[0] else np.zeros((hi - lo, m))
+            np.subtract(d.dcost[lo:hi] if weight == 1.0 else weight * d.dcost[lo:hi], rc,
+                        out=rc)
+            least = rc.min(axis=0)
+            np.minimum(colmin, least, out=colmin)
             if not columns:
                 continue
-            rc -= u[None, :]
-            best = rc.min(axis=0)
-            ii, jj = np.nonzero((rc < 0) & (rc <= 0.5 * best[None, :]))
+            # rc' - u_j only on the columns where some pair prices out (late rounds: few)
+            best = least - u
+            neg = np.flatnonzero(best < 0)
+            if neg.size == 0:
+                continue
+            sub = rc[:, neg]
+            sub -= u[neg][None, :]
+            ii, kk = np.nonzero(sub <= 0.5 * best[neg][None, :])
             if ii.size > CANDIDATE_CAP * m:  # near-equal outputs: each column's best only
-                jj = np.flatnonzero(best < 0)
-                ii = rc[:, jj].argmin(axis=0)
+                kk = np.arange(neg.size)
+                ii = sub.argmin(axis=0)
             cand_i.append(ii + lo)
-            cand_j.append(jj)
-            cand_v.append(rc[ii, jj])
+            cand_j.append(neg[kk])
+            cand_v.append(sub[ii, kk])
+        if not cand_i:
+            cand_i, cand_j, cand_v = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0)]
         bound = max(bound + float(colmin.sum()), self.lp.floor)
         if not columns:
             return bound, np.zeros(0, np.int64), np.zeros(0, np.int64)

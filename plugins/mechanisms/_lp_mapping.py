@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import privbench as pb
+from privbench._plumbing.blas import one_blas_thread
 from privbench._plumbing.clock import cpu_seconds
 from privbench.protocol.feasibility import mix_into_budget
 
@@ -303,7 +304,11 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
                 raise pb.ValidationError(f"delta = {delta:g} is below the least expected "
                                          f"distortion any mapping reaches on this problem "
                                          f"({least:.6g})")
-        out = ColumnGeneration(data, self.sparse_lp(data, delta), tol=float(self.tol)).run()
+        # one BLAS thread: the pricing's products are small and many, and a second OpenBLAS
+        # thread waiting for a core on a loaded 2-core machine made one pricing of random
+        # Hamming n = 600 take 15 ms instead of 0.5 ms (_plumbing/blas.py)
+        with one_blas_thread():
+            out = ColumnGeneration(data, self.sparse_lp(data, delta), tol=float(self.tol)).run()
         X, theta = out.mapping, 1.0
         if self.delta_role == "budget":
             X, theta = into_budget(data, X, delta)
