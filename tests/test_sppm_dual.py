@@ -281,3 +281,27 @@ def test_the_pass_exponential_matches_numpy_to_a_few_ulps() -> None:
                         -rng.uniform(0.0, dual_mode.CUTOFF, 50_000), [-1e-300, -0.5 * LN2]])
     rel = np.abs(exps(x) - np.exp(x)) / np.exp(x)
     assert rel.max() < 1e-14
+
+
+def test_dual_rounds_stop_once_a_primal_point_is_below_tol_whatever_the_dual_bound() -> None:
+    """I* >= 0 certifies for free: with a pricing whose bound stays far below 0 (valid:
+    every minimum lowered by 1 nat), the rounds stop at the first primal point with
+    I <= tol, and the bound they return is 0, not the negative dual value."""
+    from privbench.plugins.mechanisms._sppm.dual_mode import dual_rounds
+
+    problem = pb.load_dataset("random", n=18, n_private=2, seed=3, distortion="hamming")
+    n = problem.n
+    delta = 0.98 * perfect_privacy_budget(problem)
+    rows, cols = np.divmod(np.arange(n * n), n)
+    A = problem.distortion.to_dense() * problem.p_b[None, :]
+
+    def weak_price(L: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        C = L.T @ problem.joint - lam * A
+        return C.argmin(axis=0), C.min(axis=0) - 1.0
+
+    x = (rows == cols).astype(float)
+    log: list[dict] = []
+    *_, lb, stop, _ = dual_rounds(problem, delta, rows, cols, x, 1.0, weak_price, 1e-3, 20, log)
+    assert stop == "tolerance (dual mode)"
+    assert lb == 0.0 and all(r["lower_bound_bits"] == 0.0 for r in log)
+    assert log[-1]["objective_bits"] <= 1e-3 and len(log) < 20
