@@ -226,6 +226,39 @@ def test_lip_leaves_out_only_the_upper_rows_the_lower_rows_imply(epsilon: float,
     agree("lip", "lip_optimal", {"notion": "lip"}, problem, epsilon)
 
 
+def three_private_values(seed: int) -> pb.PrivacyProblem:
+    """n = 40 with |A| = 3, every private value of positive probability (no flow seed)."""
+    rng = np.random.default_rng(8000 + seed)
+    joint = rng.dirichlet(np.full(120, 0.5)).reshape(3, 40)
+    D = rng.integers(0, 4, size=(40, 40)).astype(float)
+    np.fill_diagonal(D, 0.0)
+    return pb.PrivacyProblem.from_arrays(joint, D, name=f"colgen-three-{seed}")
+
+
+@pytest.mark.parametrize("level", range(3))
+@pytest.mark.parametrize("label,mechanism,params,kind", LPS[2:4], ids=["lip", "ldp"])
+def test_lip_and_ldp_start_from_the_perfect_privacy_flow_with_two_private_values(
+        monkeypatch, label: str, mechanism: str, params: dict, kind: str, level: int) -> None:
+    """A perfectly private mapping meets LIP and LDP at every ε, so with |A| = 2 (here a
+    third of probability 0) the first master is the min-cost flow's support (census top
+    5,000, LIP at ε = 0.1: 18 rounds against 81); with |A| = 3 the nearest outputs. Both
+    agree with HiGHS's whole LP and cvxpy."""
+    pytest.importorskip("ortools")
+    monkeypatch.setattr(_lp_colgen, "SEED_MIN_M", 0)  # it applies from m = 626 otherwise
+    used: list[bool] = []
+    original = _lp_colgen.ColumnGeneration.seed_from_flow
+
+    def spy(self):
+        used.append(original(self))
+        return used[-1]
+
+    monkeypatch.setattr(_lp_colgen.ColumnGeneration, "seed_from_flow", spy)
+    for problem, seeded in ((zeros_instance(level), True), (three_private_values(level), False)):
+        used.clear()
+        agree(label, mechanism, params, problem, budget(kind, problem, level))
+        assert used == [seeded], (problem.name, used)
+
+
 def test_the_bound_is_below_every_feasible_point_and_stops_the_loop() -> None:
     """After one round the gap is open on this instance, the bound already below the
     optimum; the loop closes it, and a run cut to one round says it did not converge."""

@@ -110,8 +110,9 @@ class SparseLP:
     #: vulnerability): when the bound sits at the floor, :meth:`ColumnGeneration.run` first
     #: looks for a perfectly private mapping within the budget (``private_phase``)
     private_floor: bool = False
-    #: the perfect-privacy LP: with |A| = 2 its first master is the support of a min-cost
-    #: flow (``_pp_flow``) when OR-Tools is installed
+    #: with |A| = 2 the first master is the support of the perfect-privacy min-cost flow
+    #: (``_pp_flow``) when OR-Tools is installed: the perfect-privacy LP, and LIP / LDP,
+    #: for which every perfectly private mapping is feasible at any ε
     flow_seed: bool = False
 
 
@@ -458,11 +459,13 @@ class ColumnGeneration:
                        np.concatenate(cols + [j]))
 
     def seed_from_flow(self) -> bool:
-        """The first master of the perfect-privacy LP with |A| = 2: the support of
+        """The first master with |A| = 2 (perfect privacy, LIP, LDP): the support of
         ``_pp_flow``'s min-cost flow, each column's nearest output and the constant output
-        (feasible). Census with every profile: 43 rounds, 120 s CPU, where the nearest
-        outputs alone had not converged after 30 rounds and 10 minutes. False when it does
-        not apply."""
+        (feasible). Perfect privacy on census with every profile: 43 rounds, 120 s CPU,
+        where the nearest outputs alone had not converged after 30 rounds and 10 minutes;
+        LIP at ε = 0.1 on census top 5,000: the first master at 0.713 (optimum 0.679)
+        against 1.92 from the 8 nearest, 18 rounds against 81. False when it does not
+        apply."""
         seed = _pp_flow.seed_pairs(self.d)
         if seed is None:
             return False

@@ -192,7 +192,9 @@ class LipOptimal(LPMappingMechanism):
         LIP leaves out the upper rows W(a) <= e^{ε} q that the lower rows of the other
         private values imply (:func:`implied_upper`): the same feasible set, so the same
         optimum and a valid bound, from a smaller master (random Hamming n = 600: 1,800
-        rows instead of 3,000 at every ε)."""
+        rows instead of 3,000 at every ε). A perfectly private mapping meets every ε, so
+        with |A| = 2 the first master is the perfect-privacy min-cost flow's support
+        (``flow_seed``; at small ε the optimum is near it)."""
         shrink = math.exp(-delta)
         cond, p = data.cond, data.p[None, :]
         floor = data.least_distortion()
@@ -201,11 +203,11 @@ class LipOptimal(LPMappingMechanism):
             families = [Family(cond - shrink * p, 0.0, np.inf)]
             if upper.any():
                 families.append(Family(shrink * cond[upper] - p, -np.inf, 0.0))
-            return SparseLP(families, "distortion", floor=floor)
+            return SparseLP(families, "distortion", floor=floor, flow_seed=True)
         k = cond.shape[0]
         coef = np.array([shrink * cond[a] - cond[b] for a in range(k) for b in range(k) if a != b])
         families = [Family(coef, -np.inf, 0.0)] if coef.size else []
-        return SparseLP(families, "distortion", floor=floor)
+        return SparseLP(families, "distortion", floor=floor, flow_seed=True)
 
     def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
                  ) -> dict[str, Any]:
