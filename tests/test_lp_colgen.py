@@ -259,6 +259,35 @@ def test_lip_and_ldp_start_from_the_perfect_privacy_flow_with_two_private_values
         assert used == [seeded], (problem.name, used)
 
 
+def test_lip_first_master_takes_the_nearest_partners_that_lean_the_other_way(monkeypatch
+                                                                              ) -> None:
+    """The partner seed against a brute force: for each column j the PARTNERS outputs i
+    of least d(b̂_i, b_j) among those whose symbol's posterior p(a | b_i) - p(a) has a
+    negative inner product with b_j's (a dead output symbol has none); LIP's first master
+    holds them and the PARTNERS_NEAREST nearest outputs, and still agrees with the whole LP."""
+    problem = zeros_instance(2)  # dead public symbols, a dead private value
+    data = _lp_colgen.Problem(problem)
+    lp = pb.get_mechanism("lip_optimal", max_n=problem.n).sparse_lp(data, 0.1)
+    assert lp.partner_seed
+    cg = _lp_colgen.ColumnGeneration(data, lp)
+    rows, cols = cg.partner_pairs(_lp_colgen.PARTNERS)
+    live_a = problem.p_a > 0
+    post = problem.joint[live_a] / np.where(problem.p_b > 0, problem.p_b, 1.0)
+    dev = np.where(problem.p_b > 0, post - problem.p_a[live_a][:, None], 0.0)
+    D = problem.distortion.to_dense()
+    for jj, j in enumerate(data.live):
+        opposed = np.flatnonzero(dev[:, j] @ dev < 0)
+        got = np.sort(rows[cols == jj])
+        assert got.size == min(_lp_colgen.PARTNERS, opposed.size) and np.isin(got, opposed).all()
+        # the farthest taken is no farther than the nearest left out (ties either way)
+        rest = np.setdiff1d(opposed, got)
+        assert rest.size == 0 or D[got, j].max() <= D[rest, j].min()
+    cg.initial_pairs()
+    assert cg.in_master[rows, cols].all()
+    assert cg.in_master[data.dcost.argmin(axis=0), np.arange(data.m)].all()
+    agree("lip", "lip_optimal", {"notion": "lip"}, problem, 0.1)
+
+
 def test_the_bound_is_below_every_feasible_point_and_stops_the_loop() -> None:
     """After one round the gap is open on this instance, the bound already below the
     optimum; the loop closes it, and a run cut to one round says it did not converge."""

@@ -194,7 +194,8 @@ class LipOptimal(LPMappingMechanism):
         optimum and a valid bound, from a smaller master (random Hamming n = 600: 1,800
         rows instead of 3,000 at every ε). A perfectly private mapping meets every ε, so
         with |A| = 2 the first master is the perfect-privacy min-cost flow's support
-        (``flow_seed``; at small ε the optimum is near it)."""
+        (``flow_seed``; at small ε the optimum is near it) from 626 live columns; below,
+        LIP's first master takes each column's opposite-leaning partners (``partner_seed``)."""
         shrink = math.exp(-delta)
         cond, p = data.cond, data.p[None, :]
         floor = data.least_distortion()
@@ -203,7 +204,8 @@ class LipOptimal(LPMappingMechanism):
             families = [Family(cond - shrink * p, 0.0, np.inf)]
             if upper.any():
                 families.append(Family(shrink * cond[upper] - p, -np.inf, 0.0))
-            return SparseLP(families, "distortion", floor=floor, flow_seed=True)
+            return SparseLP(families, "distortion", floor=floor, flow_seed=True,
+                            partner_seed=True)
         k = cond.shape[0]
         coef = np.array([shrink * cond[a] - cond[b] for a in range(k) for b in range(k) if a != b])
         families = [Family(coef, -np.inf, 0.0)] if coef.size else []
