@@ -265,27 +265,25 @@ class ColumnGeneration:
             return 0
         self.in_master[i, j] = True
         n, K = self.d.n, i.size
-        cols = np.arange(K)
-        rows, vals, where = [j], [np.ones(K)], [cols]
+        # each pair's entries, one row of (K, entries) per pair, in ascending row order:
+        # its simplex row j < m, each family's rows off + r·n + i, the budget row last;
+        # zero coefficients dropped, read row-major into CSC (no COO sort: 3.7 -> ~1 ms
+        # per run on random Hamming n = 600)
+        rows, vals = [j[:, None]], [np.ones((K, 1))]
         for f, off in zip(self.lp.families, self.offsets, strict=True):
-            for r in range(f.coef.shape[0]):
-                c = f.coef[r, j]
-                nz = c != 0
-                rows.append(off + r * n + i[nz])
-                vals.append(c[nz])
-                where.append(cols[nz])
+            rows.append(off + np.arange(f.coef.shape[0])[None, :] * n + i[:, None])
+            vals.append(f.coef[:, j].T)
         dc = self.d.dcost[i, j]
         if self.budget_row >= 0:
-            nz = dc != 0
-            rows.append(np.full(int(nz.sum()), self.budget_row))
-            vals.append(dc[nz])
-            where.append(cols[nz])
-        A = sp.csc_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(where))),
-                         shape=(self.n_rows, K))
-        A.sort_indices()
+            rows.append(np.full((K, 1), self.budget_row))
+            vals.append(dc[:, None])
+        R, V = np.hstack(rows), np.hstack(vals)
+        nz = V != 0
+        indptr = np.zeros(K + 1, np.int32)
+        np.cumsum(nz.sum(axis=1), out=indptr[1:])
+        index, data = R[nz].astype(np.int32), V[nz]
         cost = dc if self.lp.objective == "distortion" else np.zeros(K)
-        self.h.addCols(K, cost, np.zeros(K), np.full(K, _INF), A.nnz,
-                       A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data)
+        self.h.addCols(K, cost, np.zeros(K), np.full(K, _INF), data.size, indptr, index, data)
         self.pairs_i = np.concatenate([self.pairs_i, i])
         self.pairs_j = np.concatenate([self.pairs_j, j])
         return K
