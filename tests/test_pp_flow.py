@@ -103,14 +103,33 @@ def test_the_seeded_column_generation_agrees_with_the_whole_lp(monkeypatch, part
     assert plain.stats["lp_objective"] == pytest.approx(res.stats["lp_objective"], rel=1e-6)
 
 
-def test_small_problems_start_from_the_nearest_outputs() -> None:
-    """Below SEED_MIN_M live columns the 16 nearest outputs are the cheaper first master."""
+def test_small_problems_seed_perfect_privacy_from_a_narrow_flow(monkeypatch) -> None:
+    """Below SEED_MIN_M live columns the perfect-privacy LP starts from a flow over
+    SMALL_SEED_PARTNERS partners per column (random Hamming n = 600: 53 ms CPU against 83
+    from the 16 nearest; with 300 partners 294), LIP and LDP from the nearest outputs
+    (their flow seed only from SEED_MIN_M); perfect privacy still meets the whole LP."""
+    pytest.importorskip("ortools")
     problem = pb.load_dataset("random", n=200, distortion="hamming", bits=12, seed=4)
     data = _lp_colgen.Problem(problem)
+    offered: list[int | None] = []
+    original = _pp_flow.seed_pairs
+    monkeypatch.setattr(_pp_flow, "seed_pairs",
+                        lambda d, partners=None: offered.append(partners) or original(d, partners))
     cg = _lp_colgen.ColumnGeneration(data, _lp_colgen.private_lp(data))
-    cg.seed_from_flow = lambda: pytest.fail("the flow seed ran below SEED_MIN_M")
     cg.initial_pairs()
-    assert cg.pairs_i.size > 16 * data.m
+    assert offered == [_lp_colgen.SMALL_SEED_PARTNERS]
+    assert cg.pairs_i.size < 4 * data.m  # the flow's support, each nearest and the constant
+    for notion in ("lip", "ldp"):
+        lp = pb.get_mechanism("lip_optimal", notion=notion, max_n=problem.n).sparse_lp(data, 1.0)
+        cg = _lp_colgen.ColumnGeneration(data, lp)
+        cg.seed_from_flow = lambda: pytest.fail("the flow seed ran below SEED_MIN_M")
+        cg.initial_pairs()
+        assert cg.pairs_i.size > 12 * data.m
+    mech = pb.get_mechanism("perfect_privacy", max_n=problem.n)
+    mech.prepare(problem, pb.RunContext(seed=0))
+    res = mech.run(problem, 0.0)
+    assert res.stats["lp_objective"] == pytest.approx(optimum(problem), rel=1e-6)
+    assert res.stats["lp_gap"] <= 1e-6 and offered[-1] == _lp_colgen.SMALL_SEED_PARTNERS
 
 
 def test_the_private_phase_does_not_pay_for_the_flow(monkeypatch) -> None:

@@ -69,6 +69,11 @@ PARTNERS = 12
 #: columns, where the 16 nearest no longer fit INITIAL_COLUMNS (random Hamming n = 600:
 #: 0.23 s with the flow against 0.09 s without; census top 2,000: 1.5 s against 7.9 s)
 SEED_MIN_M = 626
+#: below SEED_MIN_M the perfect-privacy LP's flow seed offers this many partners (of each
+#: kind) instead of ``_pp_flow.SEED_PARTNERS`` (300): CPU ms with it against the 16 nearest,
+#: random Hamming n = 600 53 vs 83 (10: 57, 16: 58, 20: 64, 300: 294), census top 500
+#: 102 vs 301, synthetic m = 8 140 vs 158
+SMALL_SEED_PARTNERS = 12
 #: a block whose candidates exceed this many per column keeps each column's best only
 CANDIDATE_CAP = 16
 #: a first master with at least this many columns is solved by the interior point method
@@ -128,6 +133,10 @@ class SparseLP:
     #: privacy: on synthetic m = 8 they took 177 / 356 ms against 129 / 162 ms (25 / 42
     #: rounds against 15 / 19), though random Hamming gained
     partner_seed: bool = False
+    #: the flow seed also below SEED_MIN_M, offering SMALL_SEED_PARTNERS partners: the
+    #: perfect-privacy LP (not LIP / LDP: at ε = 1 on random Hamming n = 600 they took
+    #: 90 / 76 ms CPU from it against 26 / 38 ms)
+    small_flow_seed: bool = False
 
 
 @dataclass
@@ -457,7 +466,8 @@ class ColumnGeneration:
         With ``SparseLP.partner_seed`` a small first master takes ``PARTNERS_NEAREST`` nearest
         outputs and ``PARTNERS`` opposite-leaning ones (:meth:`partner_pairs`) instead."""
         d = self.d
-        if self.lp.flow_seed and d.m >= SEED_MIN_M and self.seed_from_flow():
+        if (self.lp.flow_seed and (d.m >= SEED_MIN_M or self.lp.small_flow_seed)
+                and self.seed_from_flow()):
             return
         # the epigraph LPs need no balancing, and a larger first master there costs HiGHS a
         # long degenerate cold solve (random Hamming n = 2,000 at Δ = 0.1 d_const: 47 s)
@@ -503,9 +513,11 @@ class ColumnGeneration:
         (feasible). Perfect privacy on census with every profile: 43 rounds, 120 s CPU,
         where the nearest outputs alone had not converged after 30 rounds and 10 minutes;
         LIP at ε = 0.1 on census top 5,000: the first master at 0.713 (optimum 0.679)
-        against 1.92 from the 8 nearest, 18 rounds against 81. False when it does not
-        apply."""
-        seed = _pp_flow.seed_pairs(self.d)
+        against 1.92 from the 8 nearest, 18 rounds against 81. Below SEED_MIN_M live
+        columns (perfect privacy only) the flow offers SMALL_SEED_PARTNERS partners. False
+        when it does not apply."""
+        seed = (_pp_flow.seed_pairs(self.d) if self.d.m >= SEED_MIN_M
+                else _pp_flow.seed_pairs(self.d, SMALL_SEED_PARTNERS))
         if seed is None:
             return False
         d = self.d
@@ -628,7 +640,8 @@ def private_lp(data: Problem) -> SparseLP:
     """The perfect-privacy LP: least E[d] with W(b̂|a) = W(b̂|a_0) for every output."""
     cond = data.cond
     families = [Family(cond[1:] - cond[0], 0.0, 0.0)] if cond.shape[0] > 1 else []
-    return SparseLP(families, "distortion", floor=data.least_distortion(), flow_seed=True)
+    return SparseLP(families, "distortion", floor=data.least_distortion(), flow_seed=True,
+                    small_flow_seed=True)
 
 
 def relative_gap(objective: float, bound: float) -> float:

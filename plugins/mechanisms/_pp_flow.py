@@ -61,19 +61,20 @@ def flow_seed_applies(problem: Any) -> bool:
     return True
 
 
-def seed_pairs(data: Any) -> tuple[np.ndarray, np.ndarray] | None:
+def seed_pairs(data: Any, partners: int | None = None
+               ) -> tuple[np.ndarray, np.ndarray] | None:
     """Pairs (output i, live column jj) of a near-optimal perfectly private mapping.
 
     ``data`` is a ``_lp_colgen.Problem``; None when |A| != 2, when OR-Tools is missing or
     when the flow solver does not report an optimum (the caller then starts as usual)."""
-    X = flow_mapping(data)
+    X = flow_mapping(data, partners)
     if X is None:
         return None
     coo = sp.coo_array(X)
     return coo.row.astype(np.int64), coo.col.astype(np.int64)
 
 
-def flow_mapping(data: Any) -> sp.csc_array | None:
+def flow_mapping(data: Any, partners: int | None = None) -> sp.csc_array | None:
     """The flow's mapping over the live columns (n x m; columns sum to 1 up to the 1e-9
     rounding of the charges, so only close to perfectly private), or None (see
     :func:`seed_pairs`). With every partner offered and a metric d it is optimal."""
@@ -94,7 +95,7 @@ def flow_mapping(data: Any) -> sp.csc_array | None:
         rest = np.setdiff1d(np.arange(m), free)
         return sp.csc_array((np.ones(m), (np.concatenate([near_free, np.full(rest.size, hub)]),
                                           np.concatenate([free, rest]))), shape=(data.n, m))
-    arcs = _arcs(data, pos, neg, np.abs(charge))
+    arcs = _arcs(data, pos, neg, np.abs(charge), partners)
     tails, heads, cost, via_i = arcs
     supply = np.rint(charge * FLOW_SCALE).astype(np.int64)
     supply[free] = 0
@@ -122,9 +123,10 @@ def flow_mapping(data: Any) -> sp.csc_array | None:
                           np.concatenate([ends[real], free]))), shape=(data.n, m))
 
 
-def _arcs(data: Any, pos: np.ndarray, neg: np.ndarray, size: np.ndarray
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Arcs j -> k (j positive, k negative) to each column's ``SEED_PARTNERS`` cheapest
+def _arcs(data: Any, pos: np.ndarray, neg: np.ndarray, size: np.ndarray,
+          partners: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Arcs j -> k (j positive, k negative) to each column's ``partners`` (default
+    ``SEED_PARTNERS``) cheapest
     partners, at the cost of the cheaper of the two paths through output j's or k's own
     symbol, dcost[i, j] / |c_j| + dcost[i, k] / |c_k| (exact for a metric d, an upper bound
     otherwise); and j -> hub, hub -> k through the constant output of least E[d], which
@@ -133,7 +135,7 @@ def _arcs(data: Any, pos: np.ndarray, neg: np.ndarray, size: np.ndarray
     hub = int(data.dcost.sum(axis=1).argmin())
     t, h, c, via = [], [], [], []
     for src, dst, flip in ((pos, neg, False), (neg, pos, True)):
-        k = min(SEED_PARTNERS, dst.size)
+        k = min(SEED_PARTNERS if partners is None else partners, dst.size)
         step = max(1, BLOCK_BYTES // (8 * 3 * dst.size))
         for lo in range(0, src.size, step):
             s = src[lo: lo + step]
