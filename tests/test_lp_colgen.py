@@ -264,10 +264,13 @@ def test_lip_first_master_takes_the_nearest_partners_that_lean_the_other_way(mon
     """The partner seed against a brute force: for each column j the PARTNERS outputs i
     of least d(b̂_i, b_j) among those whose symbol's posterior p(a | b_i) - p(a) has a
     negative inner product with b_j's (a dead output symbol has none); LIP's first master
-    holds them and the PARTNERS_NEAREST nearest outputs, and still agrees with the whole LP."""
+    holds them and the PARTNERS_NEAREST nearest outputs (at ε = 0.1; not at ε = 1), and
+    still agrees with the whole LP."""
     problem = zeros_instance(2)  # dead public symbols, a dead private value
     data = _lp_colgen.Problem(problem)
-    lp = pb.get_mechanism("lip_optimal", max_n=problem.n).sparse_lp(data, 0.1)
+    mech = pb.get_mechanism("lip_optimal", max_n=problem.n)
+    assert not mech.sparse_lp(data, 1.0).partner_seed  # only at small ε (PARTNER_MAX_EPSILON)
+    lp = mech.sparse_lp(data, 0.1)
     assert lp.partner_seed
     cg = _lp_colgen.ColumnGeneration(data, lp)
     rows, cols = cg.partner_pairs(_lp_colgen.PARTNERS)

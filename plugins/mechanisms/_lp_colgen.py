@@ -127,7 +127,8 @@ class SparseLP:
     flow_seed: bool = False
     #: a small first master (up to 1,111 live columns, where more than INITIAL_NEAREST
     #: outputs per column fit INITIAL_COLUMNS) takes each column's nearest partners that
-    #: lean the other way (:meth:`ColumnGeneration.partner_pairs`): LIP (random Hamming
+    #: lean the other way (:meth:`ColumnGeneration.partner_pairs`): LIP at small ε
+    #: (``lip_optimal.PARTNER_MAX_EPSILON``; random Hamming
     #: n = 600 at ε = 0.1: 5 rounds and 56-65 ms CPU against 6 and 77-80 ms; census top
     #: 500 354 against 438 ms; synthetic m = 8 154 against 165 ms). Not LDP or perfect
     #: privacy: on synthetic m = 8 they took 177 / 356 ms against 129 / 162 ms (25 / 42
