@@ -305,3 +305,35 @@ def test_dual_rounds_stop_once_a_primal_point_is_below_tol_whatever_the_dual_bou
     assert stop == "tolerance (dual mode)"
     assert lb == 0.0 and all(r["lower_bound_bits"] == 0.0 for r in log)
     assert log[-1]["objective_bits"] <= 1e-3 and len(log) < 20
+
+
+def test_dual_rounds_interrupted_leave_no_pass_thread(monkeypatch) -> None:
+    """A run stopped inside the rounds (its time limit raises in the main thread, here the
+    pricing raises) shuts the split pass's thread down: the benchmark's timed-out
+    ``sppm_dual`` peer left ``sppm-dual_0`` running and privbench warned at exit."""
+    import threading
+
+    import privbench.plugins.mechanisms._sppm.dual_mode as dual_mode
+
+    class Stopped(Exception):
+        pass
+
+    def alive() -> list[str]:
+        return [t.name for t in threading.enumerate()
+                if t.name.startswith("sppm-dual") and t.is_alive()]
+
+    assert alive() == []
+    monkeypatch.setattr(dual_mode, "SPLIT_PAIRS", 100)  # two ranges: the pass uses its pool
+    problem = pb.load_dataset("random", n=40, n_private=3, seed=12, distortion="hamming")
+    n = problem.n
+    rows, cols = np.divmod(np.arange(n * n), n)
+    started: list[str] = []
+
+    def price(L: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        started.extend(alive())  # the ascent before the first pricing ran on two threads
+        raise Stopped
+
+    with pytest.raises(Stopped):
+        dual_mode.dual_rounds(problem, 0.3, rows, cols, (rows == cols).astype(float), 1.0,
+                              price, 1e-3, 5, [], threads=2)
+    assert started and alive() == []

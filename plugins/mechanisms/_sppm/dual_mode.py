@@ -488,46 +488,48 @@ def dual_rounds(problem: PrivacyProblem, delta: float, rows: np.ndarray, cols: n
     coarse = start is None
     box = (np.r_[np.full(theta.size, -LOGIT_BOUND), LOG_NU_BOUNDS[0]],
            np.r_[np.full(theta.size, LOGIT_BOUND), LOG_NU_BOUNDS[1]])
-    for rnd in range(rounds):
-        t0 = time.perf_counter()
-        evaluations = 0
-        par = np.concatenate([theta.ravel(), [log_nu]])
-        if coarse:  # V is still growing fast: no need for a sharp dual yet
-            stages = taus[:LATER_START] if rnd == 0 else taus[LATER_START - 1: LATER_START]
-        else:
-            stages = taus[LATER_START:]
-        for tau in stages:
-            par, nfev = _ascend(dual, par, tau, box, theta.shape)
-            evaluations += nfev
-            if tau >= PRIMAL_MIN_TAU or tau == taus[-1]:
-                ub, xs = dual.primal(par[:-1].reshape(theta.shape), math.exp(par[-1]), tau)
-                if ub < best_ub:
-                    best_ub, best = ub, (dual.rows.copy(), dual.cols.copy(), xs)
-        theta, log_nu = par[:-1].reshape(theta.shape), par[-1]
-        nu = math.exp(log_nu)
-        L = dual.full_L(theta)
-        best_i, best_v = price(L, -nu)
-        best_lb = max(best_lb, float(best_v.sum()) - nu * delta)
-        v_min = dual.minima(dual.L_of(theta), nu)
-        inputs = np.flatnonzero(best_v < v_min - VIOLATION)
-        new_r, new_c = dual.violators(L, nu, inputs, v_min)
-        if new_r.size:
-            dual.add(new_r, new_c)
-        record = DualRound(dual.rows.size, best_lb / LN2, best_ub / LN2, int(new_r.size),
-                           evaluations, time.perf_counter() - t0)
-        log.append(record.as_dict())
-        if on_round is not None:
-            on_round(record)
-        if (best_ub - best_lb) / LN2 < tol:
-            stop = "tolerance (dual mode)"
-            break
-        if coarse and new_r.size <= COARSE_EXIT * n:
-            coarse = False
-            continue
-        if new_r.size == 0:  # V holds the support: sharpen the smoothing instead
-            floor /= 3.0
-            taus = taus + [floor]
-    dual.close()
+    try:  # a run stopped by its time limit (an exception here) leaves no pass thread
+        for rnd in range(rounds):
+            t0 = time.perf_counter()
+            evaluations = 0
+            par = np.concatenate([theta.ravel(), [log_nu]])
+            if coarse:  # V is still growing fast: no need for a sharp dual yet
+                stages = taus[:LATER_START] if rnd == 0 else taus[LATER_START - 1: LATER_START]
+            else:
+                stages = taus[LATER_START:]
+            for tau in stages:
+                par, nfev = _ascend(dual, par, tau, box, theta.shape)
+                evaluations += nfev
+                if tau >= PRIMAL_MIN_TAU or tau == taus[-1]:
+                    ub, xs = dual.primal(par[:-1].reshape(theta.shape), math.exp(par[-1]), tau)
+                    if ub < best_ub:
+                        best_ub, best = ub, (dual.rows.copy(), dual.cols.copy(), xs)
+            theta, log_nu = par[:-1].reshape(theta.shape), par[-1]
+            nu = math.exp(log_nu)
+            L = dual.full_L(theta)
+            best_i, best_v = price(L, -nu)
+            best_lb = max(best_lb, float(best_v.sum()) - nu * delta)
+            v_min = dual.minima(dual.L_of(theta), nu)
+            inputs = np.flatnonzero(best_v < v_min - VIOLATION)
+            new_r, new_c = dual.violators(L, nu, inputs, v_min)
+            if new_r.size:
+                dual.add(new_r, new_c)
+            record = DualRound(dual.rows.size, best_lb / LN2, best_ub / LN2, int(new_r.size),
+                               evaluations, time.perf_counter() - t0)
+            log.append(record.as_dict())
+            if on_round is not None:
+                on_round(record)
+            if (best_ub - best_lb) / LN2 < tol:
+                stop = "tolerance (dual mode)"
+                break
+            if coarse and new_r.size <= COARSE_EXIT * n:
+                coarse = False
+                continue
+            if new_r.size == 0:  # V holds the support: sharpen the smoothing instead
+                floor /= 3.0
+                taus = taus + [floor]
+    finally:
+        dual.close()
     rows_b, cols_b, x_b = best
     return rows_b, cols_b, x_b, best_lb, stop, (theta, math.exp(log_nu))
 
