@@ -264,12 +264,15 @@ def test_lip_first_master_takes_the_nearest_partners_that_lean_the_other_way(mon
     """The partner seed against a brute force: for each column j the PARTNERS outputs i
     of least d(b̂_i, b_j) among those whose symbol's posterior p(a | b_i) - p(a) has a
     negative inner product with b_j's (a dead output symbol has none); LIP's first master
-    holds them and the PARTNERS_NEAREST nearest outputs (at ε = 0.1; not at ε = 1), and
-    still agrees with the whole LP."""
+    holds them and the PARTNERS_NEAREST nearest outputs (at ε = 0.1, as LDP's; not at
+    ε = 1), and still agrees with the whole LP (LIP and LDP)."""
     problem = zeros_instance(2)  # dead public symbols, a dead private value
     data = _lp_colgen.Problem(problem)
     mech = pb.get_mechanism("lip_optimal", max_n=problem.n)
-    assert not mech.sparse_lp(data, 1.0).partner_seed  # only at small ε (PARTNER_MAX_EPSILON)
+    ldp = pb.get_mechanism("lip_optimal", notion="ldp", max_n=problem.n)
+    assert ldp.sparse_lp(data, 0.1).partner_seed
+    for m in (mech, ldp):  # only at small ε (PARTNER_MAX_EPSILON)
+        assert not m.sparse_lp(data, 1.0).partner_seed
     lp = mech.sparse_lp(data, 0.1)
     assert lp.partner_seed
     cg = _lp_colgen.ColumnGeneration(data, lp)
@@ -289,6 +292,7 @@ def test_lip_first_master_takes_the_nearest_partners_that_lean_the_other_way(mon
     assert cg.in_master[rows, cols].all()
     assert cg.in_master[data.dcost.argmin(axis=0), np.arange(data.m)].all()
     agree("lip", "lip_optimal", {"notion": "lip"}, problem, 0.1)
+    agree("ldp", "lip_optimal", {"notion": "ldp"}, problem, 0.1)
 
 
 def test_the_bound_is_below_every_feasible_point_and_stops_the_loop() -> None:

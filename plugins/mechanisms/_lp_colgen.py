@@ -127,12 +127,10 @@ class SparseLP:
     flow_seed: bool = False
     #: a small first master (up to 1,111 live columns, where more than INITIAL_NEAREST
     #: outputs per column fit INITIAL_COLUMNS) takes each column's nearest partners that
-    #: lean the other way (:meth:`ColumnGeneration.partner_pairs`): LIP at small ε
-    #: (``lip_optimal.PARTNER_MAX_EPSILON``; random Hamming
-    #: n = 600 at ε = 0.1: 5 rounds and 56-65 ms CPU against 6 and 77-80 ms; census top
-    #: 500 354 against 438 ms; synthetic m = 8 154 against 165 ms). Not LDP or perfect
-    #: privacy: on synthetic m = 8 they took 177 / 356 ms against 129 / 162 ms (25 / 42
-    #: rounds against 15 / 19), though random Hamming gained
+    #: lean the other way (:meth:`ColumnGeneration.partner_pairs`): LIP and LDP at small ε
+    #: (``lip_optimal.PARTNER_MAX_EPSILON`` has the measurements; random Hamming n = 600,
+    #: LIP at ε = 0.1: 5 rounds and 56-65 ms CPU against 6 and 77-80 ms). Not perfect
+    #: privacy (synthetic m = 8: 356 against 162 ms; it has its flow seed)
     partner_seed: bool = False
     #: the flow seed also below SEED_MIN_M, offering SMALL_SEED_PARTNERS partners: the
     #: perfect-privacy LP (not LIP / LDP: at ε = 1 on random Hamming n = 600 they took
