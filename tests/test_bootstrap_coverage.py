@@ -417,3 +417,19 @@ def test_accepted_maxima_reach_their_intersection_bound_and_rejected_ends_shift_
     lo, _ = bs.interval(0.05, flat, 0.0, null, bounds=(0.0, 1.0), base=[0.04, 0.06],
                         excess_values=wide)
     assert lo == pytest.approx(0.05 - 0.038)
+
+
+def test_output_joints_dense_and_sparse_products_agree() -> None:
+    """A full mapping is multiplied as a dense array, a sparse one as sparse: both give
+    Q[b, a, :] = X P[b, a, :] (checked against an einsum), to 1e-15."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(44)
+    P = rng.random((7, 3, 20))
+    full = rng.dirichlet(np.ones(20), size=20).T
+    sparse = np.where(rng.random((20, 20)) < 0.02, full, 0.0) + np.eye(20)
+    for X in (full, sparse):
+        want = np.einsum("ij,baj->bai", X, P)
+        got = bs.output_joints(sp.csc_array(X), P)
+        assert got.shape == want.shape and np.allclose(got, want, rtol=0, atol=1e-15)
+    assert sp.csc_array(sparse).nnz < bs.DENSE_SHARE * 400  # the sparse path was taken
