@@ -433,3 +433,23 @@ def test_output_joints_dense_and_sparse_products_agree() -> None:
         got = bs.output_joints(sp.csc_array(X), P)
         assert got.shape == want.shape and np.allclose(got, want, rtol=0, atol=1e-15)
     assert sp.csc_array(sparse).nnz < bs.DENSE_SHARE * 400  # the sparse path was taken
+
+
+def test_notions_with_too_many_terms_keep_the_calibrated_interval(monkeypatch) -> None:
+    """Above :data:`bs.MAX_TERMS` terms per joint a notion's terms are not formed (their
+    memory grows as 2^|A| n for t-closeness): at |A| = 4, n = 12 LIP (2 |A| n = 96
+    terms) is kept under a cap of 100, LDP (|A|(|A| - 1) n = 144) and t-closeness
+    ((2^|A| - 2) n = 168) are left out, and the metric still gives every interval, the
+    calibrated one for those."""
+    tool = _tool()
+    P, X = tool.known_joint(4, 12, 0.0, np.random.default_rng(9))
+    problem = tool.sampled_problem(P, 1500, np.random.default_rng(10))
+    monkeypatch.setattr(bs, "MAX_TERMS", 100)
+    import scipy.sparse as sp
+
+    assert set(bs.notion_cells(sp.csc_array(X), problem.joint[None])) == {"lip_epsilon"}
+    values = bs.BootstrapIntervals().compute(problem, pb.MechanismResult("mapping", mapping=X),
+                                             delta=0.0)
+    for name in bs.CELL_NOTIONS:
+        lo, hi = values[f"{name}_ci95"]
+        assert 0.0 <= lo <= hi < float("inf"), name

@@ -268,20 +268,28 @@ def _t_closeness_cells(st: Stack) -> np.ndarray:
 
 
 #: notions that are the largest of smooth terms (a max over outputs, pairs or subsets),
-#: their terms (:func:`intersection_interval`), and the largest |A| they are formed for
-#: (LDP has |A|(|A| - 1) n terms, t-closeness (2^|A| - 2) n)
-CELL_NOTIONS: dict[str, tuple[Callable[[Stack], np.ndarray], int]] = {
-    "lip_epsilon": (_lip_cells, 64), "ldp_epsilon_private": (_ldp_cells, 16),
-    "t_closeness": (_t_closeness_cells, 8)}
+#: their terms (:func:`intersection_interval`), and how many terms a joint of |A| private
+#: values and n outputs has
+CELL_NOTIONS: dict[str, tuple[Callable[[Stack], np.ndarray], Callable[[int, int], int]]] = {
+    "lip_epsilon": (_lip_cells, lambda k, n: 2 * k * n),
+    "ldp_epsilon_private": (_ldp_cells, lambda k, n: k * (k - 1) * n),
+    "t_closeness": (_t_closeness_cells, lambda k, n: (2 ** k - 2) * n if k <= 16 else 1 << 62)}
+
+#: most terms kept per joint (200 resamples x 50,000 terms: 80 MB); a notion with more
+#: keeps its calibrated interval only
+MAX_TERMS = 50_000
 
 
 def notion_cells(X: sp.csc_array, P: np.ndarray,
                  Q: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The smooth terms (B, C) of each :data:`CELL_NOTIONS` notion of mapping X under each
     joint of the (B, |A|, n) stack P (a notion left out above its |A| limit); ``Q``: the
-    output joints of P when already computed."""
+    output joints of P when already computed. A notion with more than :data:`MAX_TERMS`
+    terms is left out."""
     st = _stack(output_joints(X, P) if Q is None else Q)
-    return {name: fn(st) for name, (fn, most) in CELL_NOTIONS.items() if P.shape[1] <= most}
+    k, n = st[0].shape[1:]
+    return {name: fn(st) for name, (fn, count) in CELL_NOTIONS.items()
+            if count(k, n) <= MAX_TERMS}
 
 
 def notion_functions() -> dict[str, Callable[[np.ndarray], np.ndarray]]:
