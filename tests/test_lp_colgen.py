@@ -244,7 +244,13 @@ def test_lip_and_ldp_start_from_the_perfect_privacy_flow_with_two_private_values
     5,000, LIP at ε = 0.1: 18 rounds against 81) up to ε = 2; with |A| = 3 the nearest
     outputs. Both agree with HiGHS's whole LP and cvxpy."""
     pytest.importorskip("ortools")
-    monkeypatch.setattr(_lp_colgen, "SEED_MIN_M", 0)  # it applies from m = 626 otherwise
+    from privbench.plugins.mechanisms import lip_optimal
+
+    small = _lp_colgen.Problem(zeros_instance(level))
+    mech = pb.get_mechanism(mechanism, max_n=small.n, **params)
+    assert mech.sparse_lp(small, 0.1).flow_seed is False  # below SEED_MIN_LIVE live columns
+    monkeypatch.setattr(_lp_colgen, "SEED_MIN_M", 0)  # it applies from m = 5,000 otherwise
+    monkeypatch.setattr(lip_optimal, "SEED_MIN_LIVE", 0)
     used: list[bool] = []
     original = _lp_colgen.ColumnGeneration.seed_from_flow
 

@@ -91,8 +91,9 @@ PRIMAL_SIMPLEX = 4
 #: the distortion LPs (LIP, LDP, perfect privacy) re-solve by the primal simplex from this
 #: many live columns too (census top 5,000, LIP at ε = 0.1 from the flow: 22.9 s in the
 #: re-solves against 34.3 s; census top 2,000: 2.1 s CPU against 2.4 s; random Hamming
-#: n = 600: 0.105 s against 0.085 s, so not there)
-PRIMAL_MIN_M = 626
+#: n = 600: 0.105 s against 0.085 s; random Hamming n = 4,096 7.8 s against 7.4 s, so not
+#: there)
+PRIMAL_MIN_M = 5000
 #: bytes of one pricing block (outputs x live columns, float64)
 BLOCK_BYTES = 48 * 2**20
 _INF = 1e30

@@ -67,6 +67,11 @@ PARTNER_MAX_EPSILON = 0.2
 #: 101.5 → 25.7), at ε = 4 the optimum is near the nearest outputs and it does not (census
 #: top 5,000 LIP 8.2 → 8.1; random Hamming n = 4,096 LDP 1.3 → 9.8, 3 rounds → 13)
 SEED_MAX_EPSILON = 2.0
+#: and from this many live columns: below it the seed cost more than it saved (synthetic
+#: m = 10, n = 1,024: LIP ε = 1 32.9 s CPU and 366 rounds seeded against 2.6 s; random
+#: Hamming n = 4,096, locked: LIP ε = 1 8.5 s against 1.4 s), above it it is what brings
+#: census with every profile (n = 9,261) within minutes (LIP ε = 0.1 80 s, was > 630 s)
+SEED_MIN_LIVE = 5000
 
 
 def privacy_rows(W: np.ndarray, q: np.ndarray, shrink: float, notion: str) -> np.ndarray:
@@ -207,23 +212,24 @@ class LipOptimal(LPMappingMechanism):
         optimum and a valid bound, from a smaller master (random Hamming n = 600: 1,800
         rows instead of 3,000 at every ε). A perfectly private mapping meets every ε, so
         with |A| = 2 the first master is the perfect-privacy min-cost flow's support
-        (``flow_seed``; at small ε the optimum is near it) from 626 live columns, up to
-        ε = ``SEED_MAX_EPSILON``; below, the first master (LIP and LDP) takes each column's
+        (``flow_seed``; at small ε the optimum is near it) from ``SEED_MIN_LIVE`` live
+        columns, up to ε = ``SEED_MAX_EPSILON``; below, the first master (LIP and LDP) takes each column's
         opposite-leaning partners at ε <= ``PARTNER_MAX_EPSILON`` (``partner_seed``)."""
         shrink = math.exp(-delta)
         cond, p = data.cond, data.p[None, :]
         floor = data.least_distortion()
+        seeded = delta <= SEED_MAX_EPSILON and data.m >= SEED_MIN_LIVE
         if self.notion == "lip":
             upper = ~implied_upper(data.joint.sum(axis=1), delta)
             families = [Family(cond - shrink * p, 0.0, np.inf)]
             if upper.any():
                 families.append(Family(shrink * cond[upper] - p, -np.inf, 0.0))
-            return SparseLP(families, "distortion", floor=floor, flow_seed=delta <= SEED_MAX_EPSILON,
+            return SparseLP(families, "distortion", floor=floor, flow_seed=seeded,
                             partner_seed=delta <= PARTNER_MAX_EPSILON)
         k = cond.shape[0]
         coef = np.array([shrink * cond[a] - cond[b] for a in range(k) for b in range(k) if a != b])
         families = [Family(coef, -np.inf, 0.0)] if coef.size else []
-        return SparseLP(families, "distortion", floor=floor, flow_seed=delta <= SEED_MAX_EPSILON,
+        return SparseLP(families, "distortion", floor=floor, flow_seed=seeded,
                         partner_seed=delta <= PARTNER_MAX_EPSILON)
 
     def measures(self, problem: pb.PrivacyProblem, lp: MappingLP, X: np.ndarray
