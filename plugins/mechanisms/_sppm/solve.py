@@ -18,7 +18,7 @@ from privbench import Certificate, LPBackend, PrivacyProblem
 from privbench._plumbing.blas import one_blas_thread
 from privbench.protocol.feasibility import constant_output, normalise_columns, pull_into_budget
 
-from . import continuation
+from . import continuation, profile_clusters
 from .atoms import AtomSet
 from .dual_mode import posterior_logits
 from .frank_wolfe import (
@@ -72,8 +72,17 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend,
     if best is not None:  # a constant mapping has I = 0, which is optimal
         return _constant_outcome(problem.n, best, delta, settings, t_total)
     mode = resolve_mode(settings.mode, problem, delta)
-    warm = settings.mode == "auto" and mode == "dual" and x0 is None \
-        and settings.coarse_start and continuation.applies(problem)
+    start = settings.mode == "auto" and mode == "dual" and x0 is None and settings.coarse_start
+    failed = None
+    if start and profile_clusters.START and profile_clusters.applies(problem):
+        out = _cluster_solve(problem, delta, backend, settings, on_iteration, t_total)
+        if out is not None and out.stats["converged"]:
+            return out
+        if out is not None:  # measured, not certified: the plain dual mode instead
+            failed = f"clustered profiles: I = {out.stats['objective_bits']:.2g} bits, " \
+                f"gap {out.stats['gap_bits']:.2g} bits"
+        settings = settings.replace(coarse_start=False)
+    warm = start and continuation.applies(problem)
     # a good coarse start certifies in 1-2 rounds; a poor one is cut short (the fine
     # level only: the coarse levels keep polish_rounds, the coarsest one's cold dual mode
     # needs more than 4 at m = 12, 0.6 d_const, and a poor coarse point fails the fine run)
@@ -82,11 +91,41 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend,
     if warm and not out.stats["converged"]:
         # the coarse start does not always hold (synthetic m = 9 and 11 at 0.01 d_const:
         # gap 0.73-0.88 bits where m = 10 and 12 certify in 1-3 s): Frank-Wolfe instead
+        # on profiles the plain dual mode instead (Frank-Wolfe took 12-29 s on census at
+        # 0.01-0.03 d_const, the dual mode from its warm-up 5-6 s)
         failed = f"dual mode from a coarse start: gap {out.stats['gap_bits']:.2g} bits"
-        out = _solve(problem, delta, backend, settings.replace(mode="frank-wolfe"), None,
-                     on_iteration, time.perf_counter())
-        out.stats.update(mode="frank-wolfe", auto_fallback=failed)
+        again = settings.replace(mode="frank-wolfe") if continuation.applies(problem) \
+            else settings.replace(mode="dual", coarse_start=False)
+        out = _solve(problem, delta, backend, again, None, on_iteration, time.perf_counter())
+        out.stats.update(mode=again.mode, auto_fallback=failed)
+    elif failed is not None:
+        out.stats.update(auto_fallback=failed)
     return out
+
+
+def _cluster_solve(problem: PrivacyProblem, delta: float, backend: LPBackend,
+                   settings: SPPMSettings, on_iteration: Callable[[dict[str, Any]], None] | None,
+                   t_total: float) -> SPPMOutcome | None:
+    """The start from clustered profiles (:mod:`.profile_clusters`): the coarse problem
+    solved to ``tol`` x :data:`.profile_clusters.TOL_SHARE`, its mapping prolonged (the same
+    I and E[d] on the fine problem) and certified by one exact pricing of all n² pairs (a
+    Frank-Wolfe run of 0 steps from it). Near I* = 0 that certifies (I* >= 0 is free);
+    None when no cluster count fits the budget (:func:`.profile_clusters.clusters_for`) or
+    the coarse solve gives nothing."""
+    coarse_o = settings.replace(tol=settings.tol * profile_clusters.TOL_SHARE)
+    out = profile_clusters.coarse_start(
+        problem, delta, lambda p, d: _coarse_solve(p, d, backend, coarse_o, "dual"))
+    if out is None:
+        return None
+    mixed = _within_budget(problem, delta, out.rows, out.cols, out.x)
+    if mixed is None:
+        return None
+    rows, cols, x = mixed
+    X0 = sp.coo_array((x, (rows, cols)), shape=(problem.n, problem.n))
+    one = _solve(problem, delta, backend, settings.replace(mode="frank-wolfe", iterations=0),
+                 X0, on_iteration, t_total)
+    one.stats.update(coarse_levels=out.levels)
+    return one
 
 
 def _solve(problem: PrivacyProblem, delta: float, backend: LPBackend, settings: SPPMSettings,
@@ -166,6 +205,14 @@ def _coarse_mapping(problem: PrivacyProblem, delta: float, backend: LPBackend,
     if out is None:
         return None
     rows, cols, x, levels = out
+    mixed = _within_budget(problem, delta, rows, cols, x)
+    return None if mixed is None else (*mixed, levels)
+
+
+def _within_budget(problem: PrivacyProblem, delta: float, rows: np.ndarray, cols: np.ndarray,
+                   x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(rows, cols, x) mixed with the default X0 where it spends more than (1 -
+    BUDGET_MARGIN) Δ; None when the mix cannot meet the budget."""
     x = normalise_columns(cols, x, problem.n)  # the coarse iterate's rounding drift
     d, p_b = problem.distortion, problem.p_b
     used = float(np.sum(x * p_b[cols] * d.pairs(rows, cols)))
@@ -182,7 +229,7 @@ def _coarse_mapping(problem: PrivacyProblem, delta: float, backend: LPBackend,
         x = np.bincount(inverse, weights=np.concatenate([(1 - t) * x, np.full(n, t)]),
                         minlength=keys.size)
         rows, cols = keys // n, keys % n
-    return rows, cols, x, levels
+    return rows, cols, x
 
 
 def _coarse_solve(problem: PrivacyProblem, delta: float, backend: LPBackend,
