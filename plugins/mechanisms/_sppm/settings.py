@@ -139,7 +139,9 @@ class SPPMSettings:
     coarse_start: bool = knob(True, """on a line (1-D feature distortions) with n > 256 and
         no ``x0``, start from the solve of a coarser line (4 neighbours merged, recursively,
         docs/sppm.md): the dual mode from its dual point and pairs, ``frank-wolfe`` from its
-        mapping prolonged by shifts (default true). False runs both as they were before
+        mapping prolonged by shifts (default true); on Hamming profiles with n > 4,096,
+        ``auto``'s dual mode first tries the mapping of K clustered profiles, an exact
+        restriction, which certifies near I* = 0 (docs/sppm.md). False runs both as they were before
         (the dual mode warmed by ``warmup`` Frank-Wolfe steps, Frank-Wolfe from X0): the
         benchmark's ``sppm mode=dual`` peer is ``coarse_start=False``.""", Check("bool"))
 
