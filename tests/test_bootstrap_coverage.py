@@ -91,6 +91,22 @@ def test_known_joints_hit_their_target_leakage() -> None:
             assert truth["total_variation"] == pytest.approx(0.0, abs=1e-12)
 
 
+def test_a_miss_is_named_by_the_end_that_misses() -> None:
+    tool = _tool()
+    # an interval below the truth: its upper end misses; above it: its lower end
+    assert tool.miss_side("lip_epsilon", 0.3, 0.1, 0.2, 0.0) == "high"
+    assert tool.miss_side("lip_epsilon", 0.05, 0.1, 0.2, 0.0) == "low"
+    assert tool.miss_side("lip_epsilon", 0.15, 0.1, 0.2, 0.0) is None
+    # at a true 0 a lower end beyond the sample's independence value is a miss low (the
+    # test rejected), one that reaches it covers
+    assert tool.miss_side("mi_bits", 0.0, 1e-3, 0.2, 1e-17) == "low"
+    assert tool.miss_side("mi_bits", 0.0, 1e-17, 0.2, 1e-17) is None
+    # a rejected test's lower end is the next float above that value: no leakage excluded
+    assert tool.miss_side("mi_bits", 0.0, float(np.nextafter(0.0, 1.0)), 0.2, 0.0) == "low"
+    # guessing entropy (no leakage at the top of its range) is an ordinary value
+    assert tool.miss_side("guessing_entropy", 1.9, 1.4, 1.5, 1.5) == "high"
+
+
 @pytest.mark.slow
 def test_coverage_from_known_joints_on_a_small_grid() -> None:
     """|A| = 2 and 4; true I(A; B̂) = 0, 0.005 and 0.05 bits; 40 samples of 3,000 users

@@ -82,6 +82,17 @@ def contains(name: str, truth: float, lo: float, hi: float, zero: float) -> bool
     return bool(lo - 1e-12 <= truth <= hi + 1e-12)
 
 
+def miss_side(name: str, truth: float, lo: float, hi: float, zero: float) -> str | None:
+    """Which end of [lo, hi] misses ``truth``: "low" when the interval lies above it (its
+    lower end too high; at a true 0, a lower end beyond ``zero``: the test rejected),
+    "high" when it lies below it (its upper end too low), None when it covers
+    (:func:`contains`). Coverage in the band can hide two errors that cancel: a lower end
+    that never misses beside an upper end that misses twice its share."""
+    if contains(name, truth, lo, hi, zero):
+        return None
+    return "high" if hi + 1e-12 < truth else "low"
+
+
 def coverage(P: np.ndarray, X: np.ndarray, *, users: int, reps: int, resamples: int,
              seed: int, interval: str = "normal") -> dict[str, float]:
     """Share of ``reps`` samples whose ``<output>_ci95`` contains the output's truth."""
@@ -90,7 +101,8 @@ def coverage(P: np.ndarray, X: np.ndarray, *, users: int, reps: int, resamples: 
     metric = bs.BootstrapIntervals(resamples=resamples, interval=interval)
     result = pb.MechanismResult("mapping", mapping=X)
     hits = dict.fromkeys(truth, 0)
-    above = dict.fromkeys(truth, 0)  # the interval lies above the truth
+    above = dict.fromkeys(truth, 0)  # the interval lies above the truth (a miss low)
+    below = dict.fromkeys(truth, 0)  # the interval lies below the truth (a miss high)
     done = 0
     while done < reps:
         prob = sampled_problem(P, users, rng)
@@ -101,16 +113,20 @@ def coverage(P: np.ndarray, X: np.ndarray, *, users: int, reps: int, resamples: 
         zero = bs.independent_estimates(prob, X)
         for name, value in truth.items():
             lo, hi = values[f"{name}_ci95"]
-            hit = contains(name, value, lo, hi, zero[name])
-            hits[name] += hit
-            above[name] += bool(lo - 1e-12 > value or (not hit and lo > 0 and hi >= value))
+            side = miss_side(name, value, lo, hi, zero[name])
+            hits[name] += side is None
+            above[name] += side == "low"
+            below[name] += side == "high"
         done += 1
     MISSES_ABOVE.append({name: above[name] / reps for name in truth})
+    MISSES_BELOW.append({name: below[name] / reps for name in truth})
     return {name: hits[name] / reps for name in truth}
 
 
 #: per call of :func:`coverage`, the share of intervals entirely above the truth
 MISSES_ABOVE: list[dict[str, float]] = []
+#: per call of :func:`coverage`, the share of intervals entirely below the truth
+MISSES_BELOW: list[dict[str, float]] = []
 
 
 def table(private: list[int], targets: list[float], *, profiles: int, users: int, reps: int,
@@ -139,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--interval", choices=sorted(bs.INTERVALS), default="normal",
                     help="the bootstrap metric's interval= parameter")
     ap.add_argument("--misses", action="store_true",
-                    help="also print the share of intervals above the truth (a miss low)")
+                    help="also print the shares of intervals above and below the truth "
+                         "(the lower or the upper end misses)")
     args = ap.parse_args(argv)
     start = time.perf_counter()
     df = table(args.private, args.targets, profiles=args.profiles, users=args.users,
@@ -149,8 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     print(out.to_markdown(headers=[f"|A|={r['|A|']}, I={r['true mi_bits']}"
                                    for _, r in df.iterrows()], floatfmt=".3f"))
     if args.misses:
-        print("\nshare of intervals entirely above the truth:")
+        print("\nshare of intervals entirely above the truth (the lower end misses):")
         print(pd.DataFrame(MISSES_ABOVE).T.to_markdown(floatfmt=".3f"))
+        print("\nshare of intervals entirely below the truth (the upper end misses):")
+        print(pd.DataFrame(MISSES_BELOW).T.to_markdown(floatfmt=".3f"))
     low = (df.drop(columns=["|A|", "true mi_bits"]) < 0.92).to_numpy().sum()
     high = (df.drop(columns=["|A|", "true mi_bits"]) > 0.98).to_numpy().sum()
     print(f"\n{args.reps} replications x {args.resamples} resamples, {args.users} users, "
