@@ -82,7 +82,7 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend,
             failed = f"clustered profiles: I = {out.stats['objective_bits']:.2g} bits, " \
                 f"gap {out.stats['gap_bits']:.2g} bits"
         settings = settings.replace(coarse_start=False)
-    warm = start and continuation.applies(problem)
+    warm = start and continuation.applies(problem)  # a line: the dual mode's coarse start
     # a good coarse start certifies in 1-2 rounds; a poor one is cut short (the fine
     # level only: the coarse levels keep polish_rounds, the coarsest one's cold dual mode
     # needs more than 4 at m = 12, 0.6 d_const, and a poor coarse point fails the fine run)
@@ -91,13 +91,10 @@ def solve_sppm(problem: PrivacyProblem, delta: float, backend: LPBackend,
     if warm and not out.stats["converged"]:
         # the coarse start does not always hold (synthetic m = 9 and 11 at 0.01 d_const:
         # gap 0.73-0.88 bits where m = 10 and 12 certify in 1-3 s): Frank-Wolfe instead
-        # on profiles the plain dual mode instead (Frank-Wolfe took 12-29 s on census at
-        # 0.01-0.03 d_const, the dual mode from its warm-up 5-6 s)
         failed = f"dual mode from a coarse start: gap {out.stats['gap_bits']:.2g} bits"
-        again = settings.replace(mode="frank-wolfe") if continuation.applies(problem) \
-            else settings.replace(mode="dual", coarse_start=False)
-        out = _solve(problem, delta, backend, again, None, on_iteration, time.perf_counter())
-        out.stats.update(mode=again.mode, auto_fallback=failed)
+        out = _solve(problem, delta, backend, settings.replace(mode="frank-wolfe"), None,
+                     on_iteration, time.perf_counter())
+        out.stats.update(mode="frank-wolfe", auto_fallback=failed)
     elif failed is not None:
         out.stats.update(auto_fallback=failed)
     return out
