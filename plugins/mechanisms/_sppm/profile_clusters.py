@@ -39,7 +39,8 @@ import numpy as np
 from privbench import FeatureDistortion, MatrixDistortion, PrivacyProblem
 from privbench.protocol.feasibility import row_budget_costs
 
-#: the start is on (a private switch while it is measured: sppm38a tries another start)
+#: the start is on; off, ``auto`` on profiles is the plain dual mode (the tests turn it off
+#: to check that nothing else clusters; ``coarse_start=False`` is the user's switch)
 START = True
 #: cluster counts tried, smallest first: the start takes the first whose spread (the
 #: E[d] of every profile sent to its nearest centre) is at most SPREAD x Δ
