@@ -117,6 +117,9 @@ def test_benchmark_curve_runs_every_budget() -> None:
     (["--m", "4", "--mode", "dual", "--warmup", "-2"], "warmup must be an integer >= 0"),
     (["--m", "4", "--lp-backend", "nope"], "unknown lp_backend 'nope'"),
     (["--m", "4", "--relative-delta", "0"], "--relative-delta must be a finite number > 0"),
+    # several values after one flag are each checked (and parsed: both are named)
+    (["--m", "4", "--relative-delta", "0.1", "-1"], "got 0.1, -1"),
+    (["--m", "4", "--relative-delta", "0.1", "--relative-delta", "-1"], "got 0.1, -1"),
     (["--m", "4", "--peers"], "--peers needs --relative-delta or --curve"),
     (["--m", "4", "--curve", "--peer-timeout", "0"], "--peer-timeout must be > 0"),
 ])

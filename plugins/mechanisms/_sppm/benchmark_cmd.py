@@ -11,7 +11,7 @@ targets (time, gap, memory). Every run goes through the runner like ``privbench 
 (SPPM prepares and compiles untimed, the solve alone is timed; ``--db`` stores the
 records); runs are sequential in this process, so times are comparable.
 
-With ``--relative-delta F`` (repeatable) or ``--curve`` (every F of :data:`CURVE`) the
+With ``--relative-delta F ...`` (several values, or the flag repeated) or ``--curve`` (every F of :data:`CURVE`) the
 budgets are relative instead: Δ = F · d_const, d_const the expected distortion of the best
 constant mapping (the ``constant`` mechanism), for the synthetic data and every
 ``--dataset`` alike; ``--peers`` then also times the certified peers (``smoothed_dual``,
@@ -90,15 +90,17 @@ def constant_distortion(problem: pb.PrivacyProblem) -> float:
 def add_parser(cli: CommandLine) -> None:
     p = cli.add_benchmark("sppm", help="time SPPM to a certified gap per alphabet size",
                           description=__doc__.split("\n\n")[2].replace("\n", " "))
-    p.add_argument("--m", type=int, action="append", default=None,
-                   help="synthetic alphabet exponent, n = 2^m (repeatable; default 8 10 12 "
+    p.add_argument("--m", type=int, nargs="+", action="extend", default=None, metavar="M",
+                   help="synthetic alphabet exponents, n = 2^m (--m 10 12 or --m 10 --m 12; "
+                        "default 8 10 12 "
                         "unless --dataset is given)")
     p.add_argument("--dataset", action="append", default=[],
                    help="a data set spec such as census:top_k=all (repeatable; needs --delta)")
     p.add_argument("--delta", type=float, default=None, help="budget for --dataset runs")
-    p.add_argument("--relative-delta", type=float, action="append", default=None,
-                   metavar="F", help="budget F * d_const (d_const: the best constant "
-                   "mapping's distortion) for every problem (repeatable)")
+    p.add_argument("--relative-delta", type=float, nargs="+", action="extend", default=None,
+                   metavar="F", help="budgets F * d_const (d_const: the best constant "
+                   "mapping's distortion) for every problem (--relative-delta 0.01 0.1 or "
+                   "the flag repeated)")
     p.add_argument("--curve", action="store_true",
                    help="every budget of the trade-off curve: --relative-delta "
                         + " ".join(f"{f:g}" for f in CURVE))
