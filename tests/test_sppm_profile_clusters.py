@@ -143,6 +143,8 @@ def test_a_clustered_start_certifies_and_holds_the_optimum(small, monkeypatch,
     s = res.stats
     assert calls == [small.n] and s["coarse_levels"] and "auto_fallback" not in s
     assert s["iterations"] == 0
+    # what the run did, in its own fields: auto's dual mode, stopped by the clustered start
+    assert s["mode"] == "dual" and "clustered start" in s["stop_reason"]
     check_interval(small, delta, res)
 
 

@@ -121,7 +121,11 @@ def _cluster_solve(problem: PrivacyProblem, delta: float, backend: LPBackend,
     X0 = sp.coo_array((x, (rows, cols)), shape=(problem.n, problem.n))
     one = _solve(problem, delta, backend, settings.replace(mode="frank-wolfe", iterations=0),
                  X0, on_iteration, t_total)
-    one.stats.update(coarse_levels=out.levels)
+    # the run is auto's dual mode started from clusters, not a Frank-Wolfe run: say so
+    k = out.levels[0]["n"] if out.levels else None
+    one.stats.update(mode="dual", coarse_levels=out.levels, stop_reason=(
+        f"{one.stats['stop_reason']} (clustered start: the mapping of {k} clustered "
+        "profiles, priced exactly)"))
     return one
 
 
