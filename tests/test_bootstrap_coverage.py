@@ -469,3 +469,29 @@ def test_notions_with_too_many_terms_keep_the_calibrated_interval(monkeypatch) -
     for name in bs.CELL_NOTIONS:
         lo, hi = values[f"{name}_ci95"]
         assert 0.0 <= lo <= hi < float("inf"), name
+
+
+def test_min_entropy_leakage_at_zero_on_a_dependent_joint_is_not_excluded() -> None:
+    """Every profile's most likely secret is the prior's (posteriors 0.6 and 0.8 of a 0.7
+    prior), so the true min-entropy leakage is exactly 0 although A and the profile are
+    dependent (I ≈ 0.035 bits, which 3,000 users detect). A sample whose plug-in sits on
+    that 0 must get an interval reaching 0: the test's ties are broken at random
+    (:func:`bootstrap.tie_breakers`), not by I(A; B̂), which excluded 0 in every such sample."""
+    tool = _tool()
+    post = np.array([0.6, 0.8] * 5)
+    P = np.vstack([post, 1.0 - post]) / post.size
+    X = np.eye(post.size)
+    rng = np.random.default_rng(3)
+    metric = bs.BootstrapIntervals(resamples=200)
+    result = pb.MechanismResult("mapping", mapping=X)
+    on_atom = reach_zero = 0
+    for rep in range(12):
+        prob = tool.sampled_problem(P, 3000, rng)
+        metric.seed = rep
+        values = metric.compute(prob, result, delta=0.0)
+        if bs.estimates(prob, X)["min_entropy_leakage"] == 0.0:
+            on_atom += 1
+            reach_zero += values["min_entropy_leakage_ci95"][0] == 0.0
+            assert values["mi_bits_ci95"][0] > 0.0  # the dependence is detected
+    assert on_atom >= 10
+    assert reach_zero >= on_atom - 2  # a tie is rejected at random, ~5 % under the null

@@ -669,8 +669,8 @@ def interval(estimate: float, values: np.ndarray, null_estimate: float | None = 
     probability ``level``, and a large leakage gets ``base`` unchanged. Where the value
     under independence is itself estimated (guessing entropy: G(A) of the sample's prior)
     ``null_spread`` is its half-width, and a not-rejected interval covers
-    ``null_estimate`` ± ``null_spread``. ``tie`` = (θ̂ of I(A; B̂), its null values on the
-    same samples) breaks ties of the test (:func:`boundary_accepts`). ``excess_values``
+    ``null_estimate`` ± ``null_spread``. ``tie`` = (the sample's tie-breaker, one per null draw:
+    :func:`tie_breakers`) breaks ties of the test (:func:`boundary_accepts`). ``excess_values``
     (default ``null_values``) are the null draws whose ``level`` quantile sets the
     rejected end's shift: the permutation null (:func:`permuted_tables`) makes the test
     exact, but it holds the prior fixed, and the excess of a plug-in near the boundary
@@ -786,8 +786,9 @@ def inverted_interval(estimate: float, values: np.ndarray, null_values: np.ndarr
 def boundary_accepts(estimate: float, null_values: np.ndarray, tie_estimate: float,
                      tie_null: np.ndarray, level: float = 0.95, side: int = 1) -> bool:
     """The test of 'leaks nothing' at level 1 - ``level``, one-sided: θ̂ against the
-    ``level`` quantile of ``null_values``, ties broken by a second statistic (θ̂ of I(A; B̂),
-    ``tie_estimate`` against ``tie_null``, drawn on the same samples). A notion whose
+    ``level`` quantile of ``null_values``, ties broken by a second statistic
+    (``tie_estimate`` against ``tie_null``; the metric passes uniform draws,
+    :func:`tie_breakers`). A notion whose
     plug-in has an atom at the boundary (min-entropy leakage is exactly 0 whenever every
     output's most likely private value is the prior's) would otherwise be accepted on
     the whole atom: 1.000 coverage at |A| = 4 under independence instead of 0.95.
@@ -805,6 +806,18 @@ def boundary_accepts(estimate: float, null_values: np.ndarray, tie_estimate: flo
     k = order[min(max(int(np.ceil(level * (null.size + 1))) - 1, 0), null.size - 1)]
     value = side * estimate
     return bool(value < null[k] or (value == null[k] and tie_estimate <= tie[k]))
+
+
+def tie_breakers(resamples: int, seed: int) -> tuple[float, np.ndarray]:
+    """Uniform draws that break ties of :func:`boundary_accepts` (one for the sample, one per
+    null draw), seeded like the resamples: random tie-breaking keeps the Monte Carlo test
+    exact under independence (Davison & Hinkley 1997, §4.2.5) without reading anything
+    else from the sample. Breaking them by I(A; B̂) instead read 'A and B̂ are dependent'
+    as 'the notion is above its boundary': min-entropy leakage is exactly 0 on joints
+    where every output's most likely secret is the prior's however dependent they are,
+    and there a sample whose plug-in sat on that 0 got an interval excluding it."""
+    u = np.random.default_rng([int(seed), 0x7E1]).random(int(resamples) + 1)
+    return float(u[0]), u[1:]
 
 
 #: citation of the intervals (declared with every ``<output>_ci95``)
@@ -881,10 +894,10 @@ class BootstrapIntervals(pb.Metric):
         inner = self._inner(problem, mapping, CALIBRATED) if self.interval == "normal" else {}
         own = notion_cells(sp.csc_array(mapping), problem.joint[None]) if inner else {}
         values: dict[str, Any] = {}
+        tie = tie_breakers(resamples, seed)
         for name, v in samples.items():
             side, bounds = BOUNDARY_SIDE.get(name), value_range(name, problem.n_private)
             tested = product if name in PRODUCT_NULL else null
-            tie = (centre["mi_bits"], tested["mi_bits"])
             top = (intersection_interval(own[name][0], cells[name], bounds=bounds)
                    if name in own and name in cells else None)
             if name in inner:
