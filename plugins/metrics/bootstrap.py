@@ -13,7 +13,9 @@ under every exact privacy notion and the distortion. It stores, under ``metrics`
   2θ̂ - q), clipped to the output's range, whose end at 'no leakage' (0, or G(A) for
   guessing entropy) is decided by a test against the sample with its users' private
   values permuted (:func:`permuted_tables`; guessing entropy: drawn from the product of
-  the marginals), so that a true 0 is covered 95 % of the time; for I(A; B̂) and Sibson
+  the marginals; min-entropy leakage where A and B̂ are dependent: from the sample moved
+  onto {leakage = 0}, :func:`min_entropy_accepts`), so that a true 0 is covered 95 % of
+  the time; for I(A; B̂) and Sibson
   the set of leakages on the path to independence that the data accept
   (:func:`inverted_interval`); for the maxima and total variation the bias-corrected
   interval with its two multipliers of sd(θ*) calibrated by a double bootstrap
@@ -651,7 +653,8 @@ def interval(estimate: float, values: np.ndarray, null_estimate: float | None = 
              base: list[float] | None = None, null_spread: float = 0.0,
              tie: tuple[float, np.ndarray] | None = None,
              excess_values: np.ndarray | None = None,
-             accepted_high: float | None = None) -> list[float]:
+             accepted_high: float | None = None,
+             accepted: bool | None = None) -> list[float]:
     """The ``<output>_ci95``: a bootstrap interval made right at the boundary of no leakage.
 
     ``base`` (default: :func:`basic_interval`) is the interval away from the boundary.
@@ -680,6 +683,8 @@ def interval(estimate: float, values: np.ndarray, null_estimate: float | None = 
     accepts, the upper end is at least this (for a maximum, the intersection bound of
     :func:`intersection_interval`: a sample consistent with no leakage is one whose
     largest terms fell low, where the calibrated upper end missed 60-70 % of the time).
+    ``accepted``: the test's verdict when the caller has decided it (min-entropy leakage:
+    :func:`min_entropy_accepts`).
     """
     lo, hi = base if base is not None else basic_interval(estimate, values, level, bounds)
     if null_values is None or null_estimate is None or not np.isfinite(estimate):
@@ -689,8 +694,9 @@ def interval(estimate: float, values: np.ndarray, null_estimate: float | None = 
     if null.size == 0:
         return [lo, hi]
     q = float(np.percentile(side * null, 100 * level))  # the test's critical value
-    accepted = (side * estimate <= q if tie is None else
-                boundary_accepts(estimate, null_values, tie[0], tie[1], level, side))
+    if accepted is None:
+        accepted = (side * estimate <= q if tie is None else
+                    boundary_accepts(estimate, null_values, tie[0], tie[1], level, side))
     if accepted:  # not rejected: no leakage is a value the data allow
         low, high = np.clip([null_estimate - null_spread, null_estimate + null_spread], *bounds)
         if accepted_high is not None:
@@ -781,6 +787,82 @@ def inverted_interval(estimate: float, values: np.ndarray, null_values: np.ndarr
         return None
     lo, hi = np.clip([min(taken), max(taken)], *bounds)
     return [float(lo), float(hi)]
+
+
+def zero_min_entropy_cells(cells: np.ndarray, n_private: int, mapping: Any,
+                           max_steps: int = 10_000) -> np.ndarray | None:
+    """The sample's cell probabilities (|A| * (n + 1),) moved the least way onto
+    {min-entropy leakage = 0}: the null of :func:`min_entropy_accepts`.
+
+    Min-entropy leakage log2(Σ_b̂ max_a Q(a, b̂) / max_a p(a)) is 0 exactly when one private
+    value a* is the most likely in every output column of Q = X P, a set of joints much
+    larger than independence (a composite null). a* is the sample's most likely private
+    value; wherever another value a beats it in a column b̂ (gap g = Q(a*, b̂) - Q(a, b̂) <
+    0), mass moves from the cells (a, j) to (a*, j), each profile's total kept, in
+    proportion to X(b̂, j) P(a, j) (the chi-square least-squares direction for that one
+    constraint), just enough that a* ties a in b̂; the worst violation first, until none is
+    left (a move from a to a* only raises every gap of a*). The columns the sample shows
+    violated end tied: the least favourable point of the null near the sample. None when
+    ``max_steps`` moves do not reach the set (the caller keeps the permutation test)."""
+    grid = cells.reshape(n_private, -1).astype(float)
+    P = grid[:, :-1] / grid.sum()
+    X = sp.csr_array(mapping)
+    star = int(np.argmax(P.sum(axis=1)))
+    Q = np.asarray((X @ P.T).T)
+    tol = 1e-13 * max(float(Q.max()), 1e-300)
+    for _ in range(int(max_steps)):
+        gap = Q[star][None, :] - Q
+        a, b = np.unravel_index(int(np.argmin(gap)), gap.shape)
+        if gap[a, b] >= -tol:
+            grid[:, :-1] = P * grid.sum()
+            return grid.ravel() / grid.sum()
+        row = X[[b]].toarray().ravel()
+        w = row * P[a]
+        t = np.minimum(-gap[a, b] / (2.0 * float(row @ w)) * w, P[a])
+        P[a] -= t
+        P[star] += t
+        moved = X @ t
+        Q[a] -= moved
+        Q[star] += moved
+    return None
+
+
+def min_entropy_null(problem: pb.PrivacyProblem, mapping: Any, resamples: int,
+                     seed: int) -> np.ndarray | None:
+    """Min-entropy leakage of ``resamples`` samples of the N users drawn from
+    :func:`zero_min_entropy_cells` (a restricted bootstrap: the sample moved onto the
+    null, then resampled as the metric resamples), or None when no such point is found."""
+    cells = user_cells(problem)
+    probs = zero_min_entropy_cells(cells, problem.n_private, mapping)
+    if probs is None:
+        return None
+    X = sp.csc_array(mapping)
+    rng = np.random.default_rng([seed, 3])
+    out = []
+    for start in range(0, resamples, CHUNK):
+        P = resampled_joints(cells, problem.n_private, rng, min(CHUNK, resamples - start), probs)
+        out.append(_min_entropy_leakage(output_joints(X, P)))
+    return np.concatenate(out)
+
+
+def min_entropy_accepts(problem: pb.PrivacyProblem, mapping: Any, estimate: float,
+                        null: dict[str, np.ndarray], centre: dict[str, float],
+                        tie: tuple[float, np.ndarray], resamples: int, seed: int,
+                        level: float = 0.95) -> bool:
+    """The test of 'min-entropy leakage is 0' (the interval then reaches 0).
+
+    {ML = 0} holds every joint where one private value is the most likely in every output
+    column, independence among them. Where I(A; B̂)'s permutation test accepts
+    independence, ML̂ is tested against the permutation draws (``null``: exact under
+    independence). Where it rejects, A and B̂ are dependent, the permutation draws are not
+    the null's law (on a dependent joint with ML = 0 they rejected 0 in 33 % of samples),
+    and ML̂ is tested against the restricted bootstrap of :func:`min_entropy_null`, valid
+    at every point of {ML = 0} and conservative away from its ties (docs/error-bars.md)."""
+    if boundary_accepts(centre["mi_bits"], null["mi_bits"], *tie, level=level):
+        return boundary_accepts(estimate, null["min_entropy_leakage"], *tie, level=level)
+    restricted = min_entropy_null(problem, mapping, resamples, seed)
+    values = null["min_entropy_leakage"] if restricted is None else restricted
+    return boundary_accepts(estimate, values, *tie, level=level)
 
 
 def boundary_accepts(estimate: float, null_values: np.ndarray, tie_estimate: float,
@@ -881,7 +963,8 @@ class BootstrapIntervals(pb.Metric):
         interval (:func:`intersection_interval`); for min-entropy leakage and total
         variation the double bootstrap's calibration; ``interval=basic``: the basic
         interval, for the maxima its upper end at least θ̂ + z sd), then the boundary
-        test against the permutation null; for I and Sibson (``interval=normal``) the
+        test against the permutation null (min-entropy leakage: :func:`min_entropy_accepts`);
+        for I and Sibson (``interval=normal``) the
         inversion along the path to independence (:func:`inverted_interval`)."""
         resamples, seed = int(self.resamples), int(self.seed)
         null = bootstrap_samples(problem, mapping, resamples=resamples, seed=seed,
@@ -898,6 +981,9 @@ class BootstrapIntervals(pb.Metric):
         for name, v in samples.items():
             side, bounds = BOUNDARY_SIDE.get(name), value_range(name, problem.n_private)
             tested = product if name in PRODUCT_NULL else null
+            verdict = (min_entropy_accepts(problem, mapping, centre[name], null, centre, tie,
+                                           resamples, seed)
+                       if name == "min_entropy_leakage" else None)
             top = (intersection_interval(own[name][0], cells[name], bounds=bounds)
                    if name in own and name in cells else None)
             if name in inner:
@@ -909,7 +995,8 @@ class BootstrapIntervals(pb.Metric):
             ci = interval(centre[name], v, null_centre[name] if side else None,
                           tested[name] if side else None, side or 1, bounds=bounds, base=base,
                           null_spread=spread.get(name, 0.0), tie=tie if side else None,
-                          excess_values=product[name], accepted_high=top and top[1])
+                          excess_values=product[name], accepted_high=top and top[1],
+                          accepted=verdict)
             if name in path:
                 accept = boundary_accepts(centre[name], null[name], *tie)
                 ci = inverted_interval(centre[name], v, null[name], path[name], accept,
