@@ -33,6 +33,7 @@ from privbench.protocol.feasibility import row_budget_costs
 #: of input mass, as the rounds' own test)
 VIOLATION = 1e-12
 #: the repaired logit steps this far past the boundary (logit units), into the allowed side
+#: (but not past the peak, which may be the box's end)
 MARGIN = 1e-9
 #: bisection steps for a boundary (the bracket is at most 60 logits wide: 2^-48 of it)
 BISECT = 48
@@ -90,10 +91,10 @@ def _violators(i, t, S0, m, codes, nu, lp0, lp1, bound):  # pragma: no cover - c
             thr = mj - nu * d
             if s0 > r0:
                 peak = min(math.log(s0) - math.log1p(-s0), bound) if s0 < 1.0 else bound
-                up = max(up, _boundary(s0, thr, t, peak, lp0, lp1) + MARGIN)
+                up = max(up, min(_boundary(s0, thr, t, peak, lp0, lp1) + MARGIN, peak))
             else:
                 peak = max(math.log(s0) - math.log1p(-s0), -bound) if s0 > 0.0 else -bound
-                down = min(down, _boundary(s0, thr, t, peak, lp0, lp1) - MARGIN)
+                down = min(down, max(_boundary(s0, thr, t, peak, lp0, lp1) - MARGIN, peak))
     return up, down, count
 
 
