@@ -94,7 +94,7 @@ def _violations(S, m, codes, log_p, i, logits, nu, slack=1e-9):
     return (c < m[:, None] - slack).sum(axis=0)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, derandomize=True)  # CI runs the same examples
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 40))
 def test_the_repair_never_lowers_the_exact_bound(tool, seed: int, n: int) -> None:
     P, p_b, codes, log_p, rows, cols, tail, theta, nu = _problem(seed, n)
