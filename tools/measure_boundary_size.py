@@ -54,6 +54,10 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    for flag in ("private", "profiles", "users", "reps"):
+        if getattr(args, flag) < (2 if flag == "private" else 1):
+            ap.error(f"--{flag} must be at least {2 if flag == 'private' else 1}, "
+                     f"got {getattr(args, flag)}")
     t0 = time.perf_counter()
     rates = rejection_rates(args.private, args.profiles, args.users, args.reps, args.seed)
     sd = (0.05 * 0.95 / args.reps) ** 0.5
