@@ -29,3 +29,35 @@ def test_paired_interval_subtracts_the_bias_at_95_percent() -> None:
     assert centre == pytest.approx(0.8, abs=5e-3)
     assert diff.high - diff.low == pytest.approx(2 * 1.96 * 0.1, abs=5e-3)
     assert diff.significant
+
+
+def _ranged(samples: np.ndarray, estimate: float) -> dict:
+    metrics = _metrics(samples, estimate)
+    metrics["bootstrap"]["ranges"] = {"mi_bits": [0.0, 1.0]}
+    return metrics
+
+
+def test_paired_interval_stays_within_what_a_difference_can_be() -> None:
+    """Two leakages in [0, 1] bit differ by at most 1 bit: identity against constant on five
+    users printed [0.61, 1.63]. With both ranges stored the interval is clipped to [-1, 1]
+    (the clip dropped, or taken from one run's range alone as [0, 1] - [0, 1] read as
+    [0, 1], fails); without them it is left as it was."""
+    wide = 0.9 + 0.3 * np.random.default_rng(3).standard_normal(10_000)
+    zero = np.zeros_like(wide)
+    clipped = paired_difference(_ranged(wide, 0.9), _ranged(zero, 0.0), "mi_bits")
+    assert clipped is not None and clipped.high == pytest.approx(1.0)
+    assert clipped.low == pytest.approx(0.9 - 1.96 * 0.3, abs=0.02)
+    reverse = paired_difference(_ranged(zero, 0.0), _ranged(wide, 0.9), "mi_bits")
+    assert reverse is not None and reverse.low == pytest.approx(-1.0)
+    assert reverse.high == pytest.approx(-0.9 + 1.96 * 0.3, abs=0.02)
+    legacy = paired_difference(_metrics(wide, 0.9), _ranged(zero, 0.0), "mi_bits")
+    assert legacy is not None and legacy.high == pytest.approx(0.9 + 1.96 * 0.3, abs=0.02)
+
+
+def test_stored_ranges_bound_each_leakage_by_the_private_alphabet() -> None:
+    """What the metric stores: bits up to log2 |A|, total variation up to 1, and no
+    entry for outputs without a finite upper end (E[d], LIP ε)."""
+    from privbench.plugins.metrics.bootstrap import finite_ranges
+
+    ranges = finite_ranges(["mi_bits", "total_variation", "distortion", "lip_epsilon"], 4)
+    assert ranges == {"mi_bits": [0.0, 2.0], "total_variation": [0.0, 1.0]}

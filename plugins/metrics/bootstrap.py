@@ -25,9 +25,10 @@ under every exact privacy notion and the distortion. It stores, under ``metrics`
   (``mi_bits_ci95``, ``distortion_ci95``,
   ``maximal_leakage_ci95``, ...); coverage measured by ``tools/measure_ci_coverage.py``;
 * ``bootstrap``: ``{"resamples", "seed", "users", "interval", "key", "estimates",
-  "samples": {output: [...]}}``, the per-resample values that ``compare`` pairs (``key``
-  hashes the users' records, the count and the seed: equal keys, equal resamples of the
-  same data).
+  "ranges", "samples": {output: [...]}}``, the per-resample values that ``compare`` pairs
+  (``key`` hashes the users' records, the count and the seed: equal keys, equal resamples
+  of the same data); ``ranges`` the outputs' finite ranges ([0, log2 |A|] bits, ...),
+  which bound a paired difference.
 
 What the interval means: the spread of the number over samples of users like these, for
 this mapping. It does not include the variability of designing the mapping on another
@@ -441,6 +442,13 @@ def value_range(output: str, n_private: int) -> tuple[float, float]:
             "min_entropy_leakage": (0.0, bits), "sibson_mi": (0.0, bits),
             "total_variation": (0.0, 1.0), "t_closeness": (0.0, 1.0),
             "guessing_entropy": (1.0, (n_private + 1) / 2)}.get(output, (0.0, float("inf")))
+
+
+def finite_ranges(outputs: Any, n_private: int) -> dict[str, list[float]]:
+    """:func:`value_range` of each output whose range is finite at both ends (stored with
+    the samples: a paired difference of two such outputs lies in [lo - hi, hi - lo])."""
+    ranges = {name: value_range(name, n_private) for name in outputs}
+    return {name: [lo, hi] for name, (lo, hi) in ranges.items() if np.isfinite(hi)}
 
 
 def basic_interval(estimate: float, values: np.ndarray, level: float = 0.95,
@@ -1069,6 +1077,7 @@ class BootstrapIntervals(pb.Metric):
             "interval": self.interval,
             "key": draws_key(data_hash(problem), resamples, int(self.seed)),
             "estimates": centre,
+            "ranges": finite_ranges(samples, problem.n_private),
             "samples": {name: [float(f"{x:.9g}") for x in v] for name, v in samples.items()},
         }
         return values
