@@ -376,7 +376,7 @@ def test_deterministic_replicates_are_compared_by_the_paired_bootstrap(tmp_path)
 
     spec = tmp_path / "s.toml"
     spec.write_text('mechanisms = ["expmec", "sppm"]\ndatasets = ["politics_tv_surrogate"]\n'
-                    "deltas = [0.5]\nseeds = [0, 1, 2]\n", encoding="utf-8")
+                    "deltas = [0.3]\nseeds = [0, 1, 2]\n", encoding="utf-8")
     db = tmp_path / "r.sqlite"
     for argv in (["sweep", str(spec), "--db", str(db)], ["compare", "--db", str(db)]):
         done = subprocess.run([sys.executable, "-m", "privbench", *argv], check=True,
@@ -385,6 +385,7 @@ def test_deterministic_replicates_are_compared_by_the_paired_bootstrap(tmp_path)
     verdicts = text.replace("(paired bootstrap, or over replicates)", "")  # the title
     assert "(n=3)" in verdicts and "(over replicates)" not in verdicts
     assert "(paired bootstrap): significant, less private" in verdicts  # expmec vs sppm
+    assert not re.search(r"± [0-9.]+e-1\d", text)  # SPPM's replicates differ by 4e-18
 
 
 def test_run_json_keeps_converged_false_and_the_gap(capsys) -> None:
@@ -409,3 +410,22 @@ def test_the_bootstrap_test_does_not_flip_on_rounding_noise() -> None:
     b = _boot_row("y", 0.2293, base.tolist())
     text = verdict(a, b, _out("mi_bits"))
     assert EQUAL in text and SIGNIFICANT not in text, text
+
+
+def test_replicate_spread_of_rounding_is_shown_as_zero() -> None:
+    """Identical replicates computed in another order differ by ~1e-18: that is rounding,
+    shown as ± 0 (SPPM printed "0.0264 ± 4.2e-18 (n=3)"); a real spread is kept."""
+    from privbench.results.significance import Replicates
+
+    assert str(Replicates(0.0264, 4.2e-18, 3)) == "0.0264 ± 0 (n=3)"
+    assert str(Replicates(0.0264, 1e-3, 3)) == "0.0264 ± 0.001 (n=3)"
+
+
+def test_interval_ends_of_rounding_size_print_as_zero() -> None:
+    """The constant mapping's interval read [0, 8.171e-17]: ends within the absolute
+    numeric floor print as 0; a small real end (1e-9 bits) is kept."""
+    from privbench.cli._compare_uncertainty import _interval_cell
+
+    assert _interval_cell((0.0, 8.171e-17)) == "[0, 0]"
+    assert _interval_cell((-3e-17, 1e-9)) == "[0, 1e-09]"
+    assert _interval_cell(None) == "—"

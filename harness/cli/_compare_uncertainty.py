@@ -20,6 +20,7 @@ from privbench.protocol.metric import Output
 from privbench.protocol.outputs import declared, interval_of, output_of
 from privbench.results.significance import paired_difference, replicate_difference
 from privbench.results.verdicts import (
+    ABS_FLOOR,
     EQUAL,
     IDENTICAL,
     SIGNIFICANT,
@@ -44,6 +45,7 @@ def _value_cell(row: pd.Series, value: float, out: Output) -> str:
     text = _fmt(value)
     if count > 1:
         sd = row.get(f"{out.name}_sd", math.nan)
+        sd = 0.0 if is_noise(sd, value) and not pd.isna(sd) else sd  # 1e-18: rounding
         text = f"{_fmt(value)} ± {sd:.2g} (n={count})"
     if _converged(row) is False:
         gap = row.get("gap_bits")
@@ -53,9 +55,12 @@ def _value_cell(row: pd.Series, value: float, out: Output) -> str:
 
 
 def _interval_cell(ci: tuple[float, float] | None) -> str:
+    """[lo, hi]; an end within the absolute numeric floor of 0 is 0 (the constant mapping's
+    resampled leakages are ~1e-17: its interval read [0, 8.171e-17])."""
     if ci is None:
         return "—"
-    return f"[{_fmt(ci[0])}, {_fmt(ci[1])}]"
+    lo, hi = (0.0 if abs(v) <= ABS_FLOOR else v for v in ci)
+    return f"[{_fmt(lo)}, {_fmt(hi)}]"
 
 
 def _over_budget(row: pd.Series, budget: float) -> bool:

@@ -112,9 +112,12 @@ class Replicates:
     count: int
 
     def __str__(self) -> str:
+        from privbench.results.verdicts import is_noise
+
         if self.count < 2:
             return f"{self.mean:.4g}"
-        return f"{self.mean:.4g} ± {self.sd:.2g} (n={self.count})"
+        sd = 0.0 if is_noise(self.sd, self.mean) else self.sd  # 4e-18 is rounding, not spread
+        return f"{self.mean:.4g} ± {sd:.2g} (n={self.count})"
 
 
 def replicates(values: Iterable[float | None]) -> Replicates | None:
