@@ -107,6 +107,34 @@ def test_a_miss_is_named_by_the_end_that_misses() -> None:
     assert tool.miss_side("guessing_entropy", 1.9, 1.4, 1.5, 1.5) == "high"
 
 
+def test_a_cell_is_outside_the_band_beyond_noise_only_when_its_binomial_interval_is() -> None:
+    """The exact 95 % interval of a coverage against the beta quantiles (Clopper-Pearson,
+    computed here independently), and the verdicts it gives: 0.990 is outside the band
+    beyond noise at 2,000 samples (interval 0.985-0.994), not at 400 (0.975-0.997); 0.900
+    at 1,000 (0.880-0.918), not at 400 (0.866-0.928)."""
+    from scipy.stats import beta
+
+    tool = _tool()
+    for hits, reps in ((396, 400), (1980, 2000), (360, 400), (900, 1000), (0, 50), (50, 50)):
+        lo, hi = tool.binomial_interval(hits, reps)
+        want_lo = beta.ppf(0.025, hits, reps - hits + 1) if hits > 0 else 0.0
+        want_hi = beta.ppf(0.975, hits + 1, reps - hits) if hits < reps else 1.0
+        assert (lo, hi) == pytest.approx((want_lo, want_hi), abs=1e-9)
+    assert tool.beyond_noise(0.990, 2000) == "above"
+    assert tool.beyond_noise(0.990, 400) is None
+    assert tool.beyond_noise(0.900, 1000) == "below"
+    assert tool.beyond_noise(0.900, 400) is None
+    assert tool.beyond_noise(0.950, 2000) is None
+    # just inside the band and just outside it within the noise: no verdict
+    assert tool.beyond_noise(0.9835, 2000) is None
+    assert tool.beyond_noise(0.9100, 2000) is None  # interval 0.897-0.922
+    assert tool.beyond_noise(0.9050, 2000) == "below"  # 0.892-0.918
+    marks = tool.marked(tool.pd.DataFrame({"x": [0.95, 0.985, 0.99, 0.90]}), 2000)["x"]
+    assert list(marks) == ["0.9500", "0.9850 ~", "0.9900 >", "0.9000 <"]
+    with pytest.raises(ValueError, match="hits=5, reps=4"):
+        tool.binomial_interval(5, 4)
+
+
 @pytest.mark.slow
 def test_coverage_from_known_joints_on_a_small_grid() -> None:
     """|A| = 2 and 4; true I(A; B̂) = 0, 0.005 and 0.05 bits; 40 samples of 3,000 users

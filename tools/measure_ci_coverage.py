@@ -12,7 +12,10 @@ builds the problem with one record per user, runs the ``bootstrap`` metric exact
 run would (``--resamples`` resamples, seed = the replication) and counts, for every
 output with a ``_ci95``, whether the interval contains that output's true value under P.
 Monte Carlo sd of a 95 % coverage over R replications: sqrt(0.95 * 0.05 / R) (1.5 points
-at R = 200).
+at R = 200). A cell is outside 92-98 % beyond Monte Carlo noise when the exact
+(Clopper-Pearson) 95 % interval of its coverage lies wholly outside [0.92, 0.98]
+(:func:`beyond_noise`); the table marks those cells and the footer gives that interval's
+half-width at a true 95 %.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import time
 import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
+from scipy.stats import binomtest
 
 import privbench as pb
 from privbench.plugins.metrics import bootstrap as bs
@@ -91,6 +95,46 @@ def miss_side(name: str, truth: float, lo: float, hi: float, zero: float) -> str
     if contains(name, truth, lo, hi, zero):
         return None
     return "high" if hi + 1e-12 < truth else "low"
+
+
+#: the band every cell's coverage is asked to lie in (issue 39, item 1)
+BAND = (0.92, 0.98)
+
+
+def binomial_interval(hits: int, reps: int) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) 95 % interval of a coverage of ``hits`` in ``reps``:
+    what the Monte Carlo samples say about the cell's true coverage."""
+    if reps < 1 or not 0 <= hits <= reps:
+        raise ValueError(f"hits={hits}, reps={reps}: expected 0 <= hits <= reps, reps >= 1")
+    ci = binomtest(hits, reps).proportion_ci(confidence_level=0.95, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+def beyond_noise(cover: float, reps: int, band: tuple[float, float] = BAND) -> str | None:
+    """"below" or "above" when the cell's binomial interval (:func:`binomial_interval`)
+    lies wholly outside ``band`` on that side, else None: a cell just outside the band
+    may be Monte Carlo noise, one whose whole interval is outside is not."""
+    lo, hi = binomial_interval(int(round(cover * reps)), reps)
+    if hi < band[0]:
+        return "below"
+    if lo > band[1]:
+        return "above"
+    return None
+
+
+def marked(df: pd.DataFrame, reps: int) -> pd.DataFrame:
+    """The coverage table as text, a cell outside the band beyond Monte Carlo noise
+    marked "<" (below) or ">" (above), one outside it within the noise "~" (four
+    decimals above 1,000 replications, where one sample is 0.0005 or less)."""
+    digits = 4 if reps > 1000 else 3
+
+    def cell(value: float) -> str:
+        side = beyond_noise(value, reps)
+        if side is not None:
+            return f"{value:.{digits}f} {'<' if side == 'below' else '>'}"
+        inside = BAND[0] <= value <= BAND[1]
+        return f"{value:.{digits}f}" + ("" if inside else " ~")
+    return df.map(cell)
 
 
 def coverage(P: np.ndarray, X: np.ndarray, *, users: int, reps: int, resamples: int,
@@ -162,16 +206,24 @@ def main(argv: list[str] | None = None) -> int:
     df = table(args.private, args.targets, profiles=args.profiles, users=args.users,
                reps=args.reps, resamples=args.resamples, seed=args.seed,
                interval=args.interval)
-    out = df.T.copy()
-    print(out.to_markdown(headers=[f"|A|={r['|A|']}, I={r['true mi_bits']}"
-                                   for _, r in df.iterrows()], floatfmt=".3f"))
+    cells = df.drop(columns=["|A|", "true mi_bits"])
+    print(marked(cells, args.reps).T.to_markdown(
+        headers=[f"|A|={int(r['|A|'])}, I={r['true mi_bits']:g}" for _, r in df.iterrows()],
+        colalign=["left"] + ["right"] * len(df)))
     if args.misses:
         print("\nshare of intervals entirely above the truth (the lower end misses):")
         print(pd.DataFrame(MISSES_ABOVE).T.to_markdown(floatfmt=".3f"))
         print("\nshare of intervals entirely below the truth (the upper end misses):")
         print(pd.DataFrame(MISSES_BELOW).T.to_markdown(floatfmt=".3f"))
-    low = (df.drop(columns=["|A|", "true mi_bits"]) < 0.92).to_numpy().sum()
-    high = (df.drop(columns=["|A|", "true mi_bits"]) > 0.98).to_numpy().sum()
+    low = int((cells < BAND[0]).to_numpy().sum())
+    high = int((cells > BAND[1]).to_numpy().sum())
+    sides = [beyond_noise(v, args.reps) for v in cells.to_numpy().ravel()]
+    lo95, hi95 = binomial_interval(int(round(0.95 * args.reps)), args.reps)
+    print(f"\n< / >: outside {BAND[0]:.2f}-{BAND[1]:.2f} beyond Monte Carlo noise (the exact "
+          f"binomial 95 % interval of the coverage wholly below / above the band: "
+          f"{sides.count('below')} below, {sides.count('above')} above); ~: outside "
+          f"within the noise. At a true 95 % that interval is {lo95:.3f}-{hi95:.3f} "
+          f"(half-width {(hi95 - lo95) / 2:.3f}) over {args.reps} replications.")
     print(f"\n{args.reps} replications x {args.resamples} resamples, {args.users} users, "
           f"{args.profiles} profiles; cells below 92 %: {low}, above 98 %: {high}; "
           f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
