@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     cells = df.drop(columns=["|A|", "true mi_bits"])
     print(marked(cells, args.reps).T.to_markdown(
         headers=[f"|A|={int(r['|A|'])}, I={r['true mi_bits']:g}" for _, r in df.iterrows()],
-        colalign=["left"] + ["right"] * len(df)))
+        colalign=["left"] + ["right"] * len(df), disable_numparse=True))
     if args.misses:
         print("\nshare of intervals entirely above the truth (the lower end misses):")
         print(pd.DataFrame(MISSES_ABOVE).T.to_markdown(floatfmt=".3f"))
