@@ -72,6 +72,14 @@ FOCUS_TRIES = 4
 #: W is V at temperatures above this: there most pairs carry weight, and the coarse
 #: ascents move far (W would be widened again and again)
 FOCUS_MAX_TAU = 1e-3
+#: curvature pairs kept by the ascents at the coarse temperatures (τ > ``FOCUS_MAX_TAU``,
+#: where W = V and most evaluations are spent); finer ones keep L-BFGS-B's 10. On census
+#: with every profile the coarse ascents need ~2x fewer evaluations with 50 (curvatures
+#: spread over orders of magnitude between outputs; docs/studies/sppm-frontier.md, round
+#: eight); at the fine temperatures the ascents are short, and 50 pairs there changed which
+#: primal point seeded continuation's next level (synthetic m = 12, 0.3 d_const: twice the
+#: pairs)
+LBFGS_MEMORY = 50
 #: a pass over at least this many working pairs is cut into two input ranges of equal
 #: pairs, run on two threads when allowed (the cut does not depend on the threads, so
 #: results do not either)
@@ -556,7 +564,7 @@ def _ascend(dual: RestrictedDual, par: np.ndarray, tau: float, box: tuple[np.nda
         dual.focus_all()
     else:
         dual.focus(par[:-1].reshape(shape), math.exp(par[-1]), tau)
-    memory = lbfgs.Memory(par.size)
+    memory = lbfgs.Memory(par.size, LBFGS_MEMORY if tau > FOCUS_MAX_TAU else lbfgs.MEMORY)
     for _ in range(FOCUS_TRIES):
         res = lbfgs.minimize(lambda p: dual.objective(p, tau), par, *box, memory,
                              maxiter=MAXITER)
