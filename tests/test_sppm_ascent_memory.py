@@ -29,11 +29,10 @@ def _restricted(problem: pb.PrivacyProblem, delta: float) -> tuple[dm.Restricted
     return dual, np.concatenate([theta.ravel(), [0.0]])
 
 
-@pytest.mark.parametrize("tau", [1e-2, 3e-3])
-def test_fifty_pairs_reach_the_same_smoothed_optimum(monkeypatch, tau: float) -> None:
-    """At a coarse temperature the ascent with 50 pairs ends where the one with 10 does, and
-    where scipy's L-BFGS-B (run to a tighter tolerance) does, within 1e-5 nats; it uses
-    fewer evaluations than 10 pairs (fails when the coarse ascents keep 10)."""
+def _spied_ascent(monkeypatch) -> tuple[dm.RestrictedDual, np.ndarray,
+                                         tuple[np.ndarray, np.ndarray], list[int]]:
+    """The restricted dual of a small census at 0.05 d_const, its start, the box, and the
+    list that records the size of every L-BFGS memory made from now on."""
     problem = census_like(seed=1)
     dual, par = _restricted(problem, 0.05 * d_const(problem))
     n = par.size - 1
@@ -42,6 +41,16 @@ def test_fifty_pairs_reach_the_same_smoothed_optimum(monkeypatch, tau: float) ->
     sizes: list[int] = []
     memory = lbfgs.Memory
     monkeypatch.setattr(lbfgs, "Memory", lambda n, m=lbfgs.MEMORY: sizes.append(m) or memory(n, m))
+    return dual, par, box, sizes
+
+
+@pytest.mark.parametrize("tau", [1e-2, 3e-3])
+def test_fifty_pairs_reach_the_same_smoothed_optimum(monkeypatch, tau: float) -> None:
+    """At a coarse temperature the ascent with 50 pairs ends where the one with 10 does, and
+    where scipy's L-BFGS-B (run to a tighter tolerance) does, within 1e-5 nats; it uses
+    fewer evaluations than 10 pairs (fails when the coarse ascents keep 10)."""
+    dual, par, box, sizes = _spied_ascent(monkeypatch)
+    n = par.size - 1
     out = {}
     for pairs in (10, 50):
         monkeypatch.setattr(dm, "LBFGS_MEMORY", pairs)
@@ -58,14 +67,8 @@ def test_fifty_pairs_reach_the_same_smoothed_optimum(monkeypatch, tau: float) ->
 
 def test_only_the_coarse_temperatures_keep_fifty_pairs(monkeypatch) -> None:
     """W = V temperatures (τ > FOCUS_MAX_TAU) get ``LBFGS_MEMORY`` pairs, finer ones 10."""
-    problem = census_like(seed=1)
-    dual, par = _restricted(problem, 0.05 * d_const(problem))
+    dual, par, box, sizes = _spied_ascent(monkeypatch)
     n = par.size - 1
-    box = (np.r_[np.full(n, -dm.LOGIT_BOUND), dm.LOG_NU_BOUNDS[0]],
-           np.r_[np.full(n, dm.LOGIT_BOUND), dm.LOG_NU_BOUNDS[1]])
-    sizes: list[int] = []
-    memory = lbfgs.Memory
-    monkeypatch.setattr(lbfgs, "Memory", lambda n, m=lbfgs.MEMORY: sizes.append(m) or memory(n, m))
     for tau in (1e-2, 3e-3, 1e-3, 1e-4):
         par, _ = dm._ascend(dual, par, tau, box, (1, n))
     assert sizes == [dm.LBFGS_MEMORY, dm.LBFGS_MEMORY, lbfgs.MEMORY, lbfgs.MEMORY]
