@@ -140,7 +140,7 @@ def test_a_cell_is_outside_the_band_beyond_noise_only_when_its_binomial_interval
 @pytest.mark.slow
 def test_coverage_from_known_joints_on_a_small_grid() -> None:
     """|A| = 2 and 4; true I(A; B̂) = 0, 0.005 and 0.05 bits; 40 samples of 3,000 users
-    each. Every output's coverage >= 0.75 (the 400-sample table's lowest cell is 0.930),
+    each. Every output's coverage >= 0.75 (the 2,000-sample table's lowest is 0.9385),
     the pooled coverage of all 60 cells in [0.92, 0.985], I's and Sibson's pooled over
     their 6 cells in [0.925, 0.975] (a 90 % level there gives about 0.90), total
     variation's (calibrated by the double bootstrap alone) over its 4 cells away from 0

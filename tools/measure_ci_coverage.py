@@ -1,6 +1,6 @@
 """Coverage of the bootstrap ``<output>_ci95`` intervals, by simulation from known joints.
 
-    python tools/measure_ci_coverage.py                        # the table in docs/error-bars.md
+    python tools/measure_ci_coverage.py --reps 2000 --misses   # the table in docs/error-bars.md
     python tools/measure_ci_coverage.py --reps 60 --private 2  # a quick look
     python tools/measure_ci_coverage.py --interval basic       # the basic interval instead
 
