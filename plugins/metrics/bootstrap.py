@@ -612,6 +612,20 @@ def calibrated_interval(estimate: float, values: np.ndarray, inner: np.ndarray,
 
 
 
+def _finite_terms(estimate_cells: np.ndarray, cells: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The terms of a maximum that are finite in the sample and in every resample, as
+    float arrays ((C,) and (B, C)); None when any is +inf (the maximum is then infinite:
+    the caller keeps its interval), fewer than 2 resamples are given or none is left."""
+    est, cells = np.asarray(estimate_cells, dtype=float), np.asarray(cells, dtype=float)
+    if cells.ndim != 2 or len(cells) < 2 or np.isposinf(est).any() or np.isposinf(cells).any():
+        return None
+    keep = np.isfinite(est) & np.isfinite(cells).all(axis=0)
+    if not keep.any():
+        return None
+    return est[keep], cells[:, keep]
+
+
 def intersection_interval(estimate_cells: np.ndarray, cells: np.ndarray, level: float = 0.95,
                           bounds: tuple[float, float] = (0.0, float("inf"))
                           ) -> list[float] | None:
@@ -632,13 +646,10 @@ def intersection_interval(estimate_cells: np.ndarray, cells: np.ndarray, level: 
     interval)."""
     from scipy.special import ndtri
 
-    est, cells = np.asarray(estimate_cells, dtype=float), np.asarray(cells, dtype=float)
-    if cells.ndim != 2 or len(cells) < 2 or np.isposinf(est).any() or np.isposinf(cells).any():
+    finite = _finite_terms(estimate_cells, cells)
+    if finite is None:
         return None
-    keep = np.isfinite(est) & np.isfinite(cells).all(axis=0)
-    if not keep.any():
-        return None
-    est, cells = est[keep], cells[:, keep]
+    est, cells = finite
     s = cells.std(axis=0, ddof=1)
     dev = cells - est[None, :]
     T = np.divide(dev, s[None, :], out=np.zeros_like(dev), where=s[None, :] > 0)
@@ -668,13 +679,10 @@ def contact_set_interval(estimate_cells: np.ndarray, cells: np.ndarray, users: i
     is [max θ̂ - q_{(1+level)/2}(D*), max θ̂ - q_{(1-level)/2}(D*)], clipped to ``bounds``
     (``cells``: (B, C) terms of the resamples; ``estimate_cells``: (C,) of the sample).
     None when a term or resample is infinite or fewer than 2 resamples are given."""
-    est, cells = np.asarray(estimate_cells, dtype=float), np.asarray(cells, dtype=float)
-    if cells.ndim != 2 or len(cells) < 2 or np.isposinf(est).any() or np.isposinf(cells).any():
+    finite = _finite_terms(estimate_cells, cells)
+    if finite is None:
         return None
-    keep = np.isfinite(est) & np.isfinite(cells).all(axis=0)
-    if not keep.any():
-        return None
-    est, cells = est[keep], cells[:, keep]
+    est, cells = finite
     kappa = float(np.sqrt(2.0 * max(np.log(np.log(max(users, 3))), 0.0)))
     top = float(est.max())
     near = est >= top - kappa * cells.std(axis=0, ddof=1)
