@@ -611,7 +611,6 @@ def calibrated_interval(estimate: float, values: np.ndarray, inner: np.ndarray,
     return [float(lo), float(hi)]
 
 
-
 def _finite_terms(estimate_cells: np.ndarray, cells: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray] | None:
     """The terms of a maximum that are finite in the sample and in every resample, as
