@@ -26,6 +26,22 @@ def real_data_path() -> Path | None:
     return None
 
 
+def _load_tool(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def load_tool():
+    """Loads tools/<name>.py by path as a module (the tools are scripts, not a package):
+    the experiments' tests check a script's kernels against independent computations."""
+    return _load_tool
+
+
 @pytest.fixture
 def real_data_dir() -> Path:
     path = real_data_path()

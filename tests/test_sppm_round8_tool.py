@@ -4,9 +4,7 @@ the solver) against finite differences of the dual's own gradient."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,15 +12,10 @@ import pytest
 import privbench as pb
 from privbench.plugins.mechanisms._sppm.dual_mode import RestrictedDual
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "measure_sppm_round8.py"
-
 
 @pytest.fixture(scope="module")
-def tool():
-    spec = importlib.util.spec_from_file_location("measure_sppm_round8", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def tool(load_tool):
+    return load_tool("measure_sppm_round8")
 
 
 @pytest.mark.parametrize(("k", "tau"), [(2, 1e-1), (2, 1e-2), (3, 1e-1), (3, 3e-2)])

@@ -5,24 +5,17 @@ output it calls empty has no allowed logit on a fine grid."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "measure_sppm_round7.py"
 BOUND = 30.0
 
 
 @pytest.fixture(scope="module")
-def tool():
-    spec = importlib.util.spec_from_file_location("measure_sppm_round7", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def tool(load_tool):
+    return load_tool("measure_sppm_round7")
 
 
 def _problem(seed: int, n: int):
