@@ -164,18 +164,27 @@ class ColgenResult:
     private: bool = False
 
 
+def set_live_columns(lp: Any, problem: pb.PrivacyProblem) -> None:
+    """The columns every mapping LP is written over, set on ``lp``.
+
+    ``live`` (j with p(b_j) > 0), ``m``, ``p`` = p(b_j), ``joint`` and ``cond`` = p(b_j | a)
+    over the live j and the private values with p(a) > 0 (W(b̂|a) is undefined for the others).
+    """
+    lp.live = np.flatnonzero(problem.p_b > 0)
+    lp.m = lp.live.size
+    live_a = problem.p_a > 0
+    lp.p = problem.p_b[lp.live]
+    lp.joint = problem.joint[np.ix_(live_a, lp.live)]
+    #: cond[a, jj] = p(b_j | a) over the live a and j
+    lp.cond = lp.joint / problem.p_a[live_a][:, None]
+
+
 class Problem:
     """The arrays of one problem the LPs are written over (live columns, cond, joint, dcost)."""
 
     def __init__(self, problem: pb.PrivacyProblem) -> None:
         self.n = problem.n
-        self.live = np.flatnonzero(problem.p_b > 0)
-        self.m = self.live.size
-        live_a = problem.p_a > 0
-        self.p = problem.p_b[self.live]
-        self.joint = problem.joint[np.ix_(live_a, self.live)]
-        #: cond[a, jj] = p(b_j | a) over the live a and j
-        self.cond = self.joint / problem.p_a[live_a][:, None]
+        set_live_columns(self, problem)
         #: dcost[i, jj] = p(b_j) d(b̂_i, b_j), dense n x m, built in blocks of outputs
         self.dcost = np.empty((self.n, self.m))
         step = block_rows(self.m)

@@ -41,7 +41,7 @@ from privbench._plumbing.blas import one_blas_thread
 from privbench._plumbing.clock import cpu_seconds
 from privbench.protocol.feasibility import mix_into_budget
 
-from ._lp_colgen import ACCEPT_TOL, DROP_TOL, ColumnGeneration, Problem, SparseLP, into_budget
+from ._lp_colgen import ACCEPT_TOL, DROP_TOL, ColumnGeneration, Problem, SparseLP, into_budget, set_live_columns
 
 #: the ways to solve the LP (see the module docstring)
 SOLVERS = ("colgen", "full")
@@ -56,13 +56,7 @@ class MappingLP:
         """:param D: the dense distortion, when the caller already holds it."""
         n = problem.n
         self.n = n
-        self.live = np.flatnonzero(problem.p_b > 0)
-        self.m = self.live.size
-        live_a = problem.p_a > 0
-        self.p = problem.p_b[self.live]
-        self.joint = problem.joint[np.ix_(live_a, self.live)]
-        #: cond[a, jj] = p(b_j | a) over the live a and j
-        self.cond = self.joint / problem.p_a[live_a][:, None]
+        set_live_columns(self, problem)
         if D is None:
             D = np.asarray(problem.distortion.to_dense(), dtype=float)
         #: dcost[i, jj] = p(b_j) d(b̂_i, b_j): E[d] = Σ dcost * X
