@@ -461,9 +461,9 @@ def test_permutation_null_keeps_both_margins_and_rejects_at_its_level() -> None:
 def test_accepted_maxima_reach_their_intersection_bound_and_rejected_ends_shift_by_the_excess(
 ) -> None:
     """Where the test accepts no leakage the upper end is at least ``accepted_high`` (a
-    maximum's intersection bound), and only there; a rejected lower end is θ̂ less the
-    95th percentile of ``excess_values`` (the product null's draws), not of the test's
-    own null."""
+    maximum's winner end, :func:`bs.winner_upper_end`), and only there; a rejected lower
+    end is θ̂ less the 95th percentile of ``excess_values`` (the product null's draws),
+    not of the test's own null."""
     null = np.linspace(0.0, 0.02, 101)  # 95th percentile 0.019
     flat = 0.01 + 0.001 * np.sin(np.arange(50))
     lo, hi = bs.interval(0.015, flat, 0.0, null, bounds=(0.0, 1.0), base=[0.005, 0.02],
