@@ -756,17 +756,16 @@ def test_rejected_maximum_takes_the_contact_set_lower_end_and_the_intersection_b
     assert fallback == [0.04, 0.09]
 
 
-def test_the_metric_uses_the_rejected_maximum_for_lip_ldp_and_t_closeness() -> None:
-    """On a sample at 0.05 bits (|A| = 2, the known joint of seed 1, where the calibrated
-    upper end alone missed high in 7-8 % of samples) the test rejects for the three maxima,
-    and each stored interval is :func:`bs.rejected_maximum` of the metric's own pieces: its
-    upper end reaches the intersection bound, its lower end is the contact-set bootstrap's
-    (:func:`bs.contact_set_interval` with the sample's 3,000 users)."""
+def _metric_pieces(k: int, bits: float, joint_seed: list[int], sample_seed: int) -> tuple:
+    """The metric's stored intervals on one sample of a known joint (|A| = ``k``, 30
+    profiles, 3,000 users) and the pieces it builds them from, computed again here: the
+    values, the terms' resamples, the notions' resamples, the estimates, the sample's
+    terms, the inner bootstrap, the permutation null's resamples and the tie breakers."""
     import scipy.sparse as sp
 
     tool = _tool()
-    P, X = tool.known_joint(2, 30, 0.05, np.random.default_rng([1, 2]))
-    prob = tool.sampled_problem(P, 3000, np.random.default_rng(9))
+    P, X = tool.known_joint(k, 30, bits, np.random.default_rng(joint_seed))
+    prob = tool.sampled_problem(P, 3000, np.random.default_rng(sample_seed))
     metric = bs.BootstrapIntervals(resamples=200)
     values = metric.compute(prob, pb.MechanismResult("mapping", mapping=X), delta=0.0)
     terms: dict[str, np.ndarray] = {}
@@ -775,7 +774,16 @@ def test_the_metric_uses_the_rejected_maximum_for_lip_ldp_and_t_closeness() -> N
     own = bs.notion_cells(sp.csc_array(X), prob.joint[None])
     inner = metric._inner(prob, X, frozenset(bs.CELL_NOTIONS))
     null = bs.bootstrap_samples(prob, X, resamples=200, seed=0, independent=True)
-    tie = bs.tie_breakers(200, 0)
+    return values, terms, samples, centre, own, inner, null, bs.tie_breakers(200, 0)
+
+
+def test_the_metric_uses_the_rejected_maximum_for_lip_ldp_and_t_closeness() -> None:
+    """On a sample at 0.05 bits (|A| = 2, the known joint of seed 1, where the calibrated
+    upper end alone missed high in 7-8 % of samples) the test rejects for the three maxima,
+    and each stored interval is :func:`bs.rejected_maximum` of the metric's own pieces: its
+    upper end reaches the intersection bound, its lower end is the contact-set bootstrap's
+    (:func:`bs.contact_set_interval` with the sample's 3,000 users)."""
+    values, terms, samples, centre, own, inner, null, tie = _metric_pieces(2, 0.05, [1, 2], 9)
     for name in bs.CELL_NOTIONS:
         bounds = bs.value_range(name, 2)
         assert not bs.boundary_accepts(centre[name], null[name], *tie), name
@@ -793,20 +801,7 @@ def test_the_metric_uses_the_winners_upper_end_where_the_test_accepts() -> None:
     for the three maxima, and each stored interval is [0, max(calibrated upper end,
     :func:`bs.winner_upper_end`)], below the intersection bound. Caught by hand: the
     intersection bound kept where the test accepts (hi equal to the bound)."""
-    import scipy.sparse as sp
-
-    tool = _tool()
-    P, X = tool.known_joint(4, 30, 0.005, np.random.default_rng([1, 4]))
-    prob = tool.sampled_problem(P, 3000, np.random.default_rng(2))
-    metric = bs.BootstrapIntervals(resamples=200)
-    values = metric.compute(prob, pb.MechanismResult("mapping", mapping=X), delta=0.0)
-    terms: dict[str, np.ndarray] = {}
-    samples = bs.bootstrap_samples(prob, X, resamples=200, seed=0, cell_values=terms)
-    centre = bs.estimates(prob, X)
-    own = bs.notion_cells(sp.csc_array(X), prob.joint[None])
-    inner = metric._inner(prob, X, frozenset(bs.CELL_NOTIONS))
-    null = bs.bootstrap_samples(prob, X, resamples=200, seed=0, independent=True)
-    tie = bs.tie_breakers(200, 0)
+    values, terms, samples, centre, own, inner, null, tie = _metric_pieces(4, 0.005, [1, 4], 2)
     for name in bs.CELL_NOTIONS:
         bounds = bs.value_range(name, 4)
         assert bs.boundary_accepts(centre[name], null[name], *tie), name
