@@ -672,6 +672,13 @@ def intersection_interval(estimate_cells: np.ndarray, cells: np.ndarray, level: 
     return [float(lo), float(hi)]
 
 
+def contact_kappa(users: int) -> float:
+    """κ = sqrt(2 ln ln N) for N users: the contact sets' tolerance in units of a term's
+    bootstrap spread (the Hannan-Quinn rate of moment selection, Andrews & Soares,
+    Econometrica 78, 2010: κ → ∞ and κ s → 0; fixed before any coverage was counted)."""
+    return float(np.sqrt(2.0 * max(np.log(np.log(max(users, 3))), 0.0)))
+
+
 def contact_set_interval(estimate_cells: np.ndarray, cells: np.ndarray, users: int,
                          level: float = 0.95,
                          bounds: tuple[float, float] = (0.0, float("inf"))) -> list[float] | None:
@@ -692,7 +699,7 @@ def contact_set_interval(estimate_cells: np.ndarray, cells: np.ndarray, users: i
     if finite is None:
         return None
     est, cells = finite
-    kappa = float(np.sqrt(2.0 * max(np.log(np.log(max(users, 3))), 0.0)))
+    kappa = contact_kappa(users)
     top = float(est.max())
     near = est >= top - kappa * cells.std(axis=0, ddof=1)
     dev = (cells[:, near] - est[near]).max(axis=1)
@@ -1076,13 +1083,6 @@ SUMS_OF_MAXIMA = frozenset({"min_entropy_leakage", "maximal_leakage", "guessing_
 #: 69-98 % of samples) rose to 1.000, so the cells outside the band did not fall
 #: (docs/error-bars.md, 'Sums of maxima, measured')
 CONTACT_SUMS = frozenset({"maximal_leakage"})
-
-
-def contact_kappa(users: int) -> float:
-    """κ = sqrt(2 ln ln N) for N users: the contact sets' tolerance in units of a term's
-    bootstrap spread (the Hannan-Quinn rate of moment selection, Andrews & Soares,
-    Econometrica 78, 2010: κ → ∞ and κ s → 0; fixed before any coverage was counted)."""
-    return float(np.sqrt(2.0 * max(np.log(np.log(max(users, 3))), 0.0)))
 
 
 def _max_bounds(est: np.ndarray, boot: np.ndarray, kappa: float) -> tuple[np.ndarray, np.ndarray]:
