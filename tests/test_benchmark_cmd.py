@@ -244,3 +244,15 @@ def test_a_curve_on_a_dataset_prints_every_budget_and_a_closing_line(capsys) -> 
                                                    "0.3", "0.6"]
     assert out[-1] == "benchmark sppm: 7 rows done; targets met on 7 of 7" and code == 0
     assert faulthandler.is_enabled()
+
+
+def test_benchmark_runs_compute_only_the_metrics_a_row_reads() -> None:
+    """A peer's time limit covers its run and its metrics: a metric the row never reads
+    (the bootstrap took ~15 s after a 5 s solve on census with every profile) would make a
+    peer that certified look stopped at its limit, and the 3x target met when it is not."""
+    from privbench.plugins.mechanisms._sppm.benchmark_cmd import KEEP_METRICS, _execute
+
+    record = _execute("synthetic:m=4", "sppm", {"tol": 1e-2}, 0.5, timeout=120.0)
+    assert record["status"] == "ok"
+    assert set(record["metrics"]["metric_seconds"]) <= set(KEEP_METRICS)
+    assert 0 <= record["mi_bits"] <= 1 and record["distortion"] <= 0.5 + 1e-9
