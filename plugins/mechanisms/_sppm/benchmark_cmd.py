@@ -9,7 +9,8 @@ where the time went (pricing / LP / line search / polish), then the time ratio o
 backend to the first one. With ``--targets`` each run is checked against the project's
 targets (time, gap, memory). Every run goes through the runner like ``privbench run``
 (SPPM prepares and compiles untimed, the solve alone is timed; ``--db`` stores the
-records); runs are sequential in this process, so times are comparable.
+records), with only the metrics a row reads (:data:`KEEP_METRICS`); runs are sequential in
+this process, so times are comparable.
 
 With ``--relative-delta F ...`` (several values, or the flag repeated) or ``--curve`` (every F of :data:`CURVE`) the
 budgets are relative instead: Δ = F · d_const, d_const the expected distortion of the best
