@@ -120,6 +120,7 @@ _LAZY = {
     "default_targets": "privbench.results.pareto",
     "pick_reference": "privbench.api",
     "reference_mechanisms": "privbench.api",
+    "metric_names": "privbench.api",
     "summarise": "privbench.results.pareto",
     "ResultStore": "privbench.results.store",
     "ResourceMeter": "privbench.running.resources",

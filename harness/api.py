@@ -50,6 +50,12 @@ def reference_mechanisms() -> list[str]:
     return [name for _, name in sorted(ranked)]
 
 
+def metric_names() -> list[str]:
+    """Every installed metric plugin's name (third-party ones included), sorted: e.g. to
+    compute only some of them (``RunSpec(skip_metrics=...)`` takes the rest)."""
+    return sorted(get_host().metrics())
+
+
 def pick_reference(labels: Sequence[str]) -> str | None:
     """The curve (mechanism label) others are compared with: the best-ranked reference
     mechanism among ``labels`` (:func:`reference_mechanisms`), else the first label."""
