@@ -26,7 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the run (random mechanisms, sampled data, attacks); part of "
                         "the run key")
-    p.add_argument("--timeout", type=float, default=3600.0, help="seconds per run (default 3600)")
+    p.add_argument("--timeout", type=float, default=3600.0, help="seconds per run, its metrics included "
+                   "(default 3600; prepare has its own)")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="timed solves per run after one untimed prepare; runtime_s is their median")
     p.add_argument("-M", "--metric", action="append", default=[],

@@ -52,6 +52,9 @@ class Limit:
     @property
     def message(self) -> str:
         where = " while preparing (prepare: set-up, compiling)" if self.phase == "prepare" else ""
+        if self.phase.startswith("metric "):  # the solve had finished: say what did not
+            where = (f" while computing {self.phase}, after the mechanism's run had finished "
+                     f"(--no-metric {self.phase[len('metric '):]} leaves it out)")
         return f"run exceeded its time limit of {self.seconds:g} s{where}"
 
     def restart(self, phase: str = "run") -> None:
@@ -84,8 +87,10 @@ def time_limit(seconds: float | None) -> Iterator[Limit]:
         return
 
     def on_alarm(signum: int, frame: object) -> None:
+        again = limit.fired  # a re-raise: the code running at the first one caught it
         limit.fired = True
-        raise RunTimeout(limit.message)
+        raise RunTimeout(limit.message + (" (the run caught the timeout and went on)"
+                                          if again else ""))
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     limit.deadline = time.monotonic() + seconds

@@ -93,13 +93,15 @@ def _stamp(record: dict[str, Any], spec: RunSpec) -> None:
 def compute_metrics(
     problem: PrivacyProblem, result: MechanismResult | None, *, delta: float,
     seed: int | None, requested: tuple[str, ...] = (), skipped: tuple[str, ...] = (),
-    errors: dict[str, str] | None = None,
+    errors: dict[str, str] | None = None, limit: Limit | None = None,
 ) -> dict[str, Any]:
     """Run every default metric that applies, plus the ``requested`` ones, minus the
     ``skipped`` ones; ``metric_seconds`` says what each one took (wall seconds).
 
     :param errors: receives, per metric that failed (raised, or wrote what it may not),
         why: the run's ``metric_errors``, the runner's own field (never an output).
+    :param limit: the run's time limit: its phase names the metric being computed, so a
+        timeout there says which metric ran past it (the solve had finished).
     """
     values: dict[str, Any] = {}
     errors = {} if errors is None else errors
@@ -118,6 +120,8 @@ def compute_metrics(
         if name in skipped or not (cls.default or name in requested):
             continue
         started = time.perf_counter()
+        if limit is not None and not limit.fired:  # a timeout here names the metric
+            limit.phase = f"metric {name}"
         try:
             with plugin_code(f"metric {name!r}"):
                 metric = cls()
@@ -132,6 +136,8 @@ def compute_metrics(
             errors[name] = f"{type(exc).__name__}: {exc}"
         seconds[name] = time.perf_counter() - started
     values["metric_seconds"] = seconds
+    if limit is not None:
+        limit.phase = "run"
     if skipped:
         values["metrics_skipped"] = sorted(set(skipped))
     return values
@@ -310,7 +316,7 @@ def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None
         result.mapping = validate_mapping(result.mapping, problem.n)
     fill_metrics(record, compute_metrics(run_view(problem), result, delta=delta, seed=spec.seed,
                                          requested=spec.metrics, skipped=spec.skip_metrics,
-                                         errors=record["metric_errors"]))
+                                         errors=record["metric_errors"], limit=limit))
     fill_stats(record, dict(result.stats))
     _check_promises(mechanism, problem, result, record, delta)
     _check_certificate(result, record, delta)

@@ -169,6 +169,20 @@ class Exits(pb.Metric):
         sys.exit(5)
 
 
+class SlowMetric(pb.Metric):
+    """Takes ``SLOW_METRIC_S`` seconds (only when requested: -M hostile_slow_metric)."""
+
+    name = "hostile_slow_metric"
+    default = False
+
+    def compute(self, problem, result, *, delta, seed=None):
+        time.sleep(SLOW_METRIC_S)
+        return {"slow_note": "done"}
+
+
+SLOW_METRIC_S = 3.0
+
+
 class Promises(pb.MappingMechanism):
     """Identity (or uniform with ``what="keeps"``), promising what ``what`` says."""
 
@@ -253,4 +267,4 @@ class Claims(pb.Metric):
 
 @pb.hookimpl
 def privbench_register_metrics():
-    return [Rogue, Exits, Claims]
+    return [Rogue, Exits, Claims, SlowMetric]
