@@ -148,6 +148,19 @@ def test_a_clustered_start_certifies_and_holds_the_optimum(small, monkeypatch,
     check_interval(small, delta, res)
 
 
+@pytest.mark.parametrize("relative", [0.3, 0.6])
+def test_the_coarse_level_warms_up_briefly_and_stops_at_its_share(small, relative: float) -> None:
+    """The coarse level runs COARSE_WARMUP Frank-Wolfe steps (not the fine dual mode's 100)
+    and stops once its I is below TOL_SHARE x tol, which the fine run's gap then is."""
+    delta = relative * d_const(small)
+    res = pb.get_mechanism("sppm").solve(small, delta)
+    s = res.stats
+    (level,) = s["coarse_levels"]
+    assert level["iterations"] <= pc.COARSE_WARMUP
+    assert level["objective_bits"] <= pc.TOL_SHARE * 1e-3
+    assert s["converged"] and s["gap_bits"] <= pc.TOL_SHARE * 1e-3 * (1 + 1e-9)
+
+
 @pytest.mark.parametrize("relative", [0.1, 0.2])
 def test_a_clustered_start_that_does_not_hold_falls_back(small, monkeypatch,
                                                           relative: float) -> None:

@@ -49,8 +49,17 @@ LADDER = (250, 500, 1000, 1500, 2000)
 #: bits, K = 1,000 (0.38 Δ) 3.4e-3 bits; K = 500 at 0.6 (0.28 Δ) 1e-5 bits
 SPREAD = 1 / 3
 #: the coarse level's tolerance, as a share of the run's (its mapping certifies the fine
-#: run when its I is below the run's tol; the share leaves room for the fine rounding)
-TOL_SHARE = 0.5
+#: run when its I is below the run's tol; the share leaves room for the fine rounding).
+#: Its bound is ~0 throughout (I* ~ 0 where K fits), so the share is the I its rounds
+#: must reach: on census with every profile at 0.3 d_const 0.5 cost one more round (0.38 s
+#: of the coarse level's 1.5 s, I 7.3e-4 -> 3.6e-4 bits) that 0.8 does without
+TOL_SHARE = 0.8
+#: Frank-Wolfe warm-up steps of the coarse level's dual mode (the fine dual mode's
+#: ``warmup`` is 100): with TOL_SHARE 0.8 the start took 1.3 s instead of 2.0 at 0.3
+#: d_const, 0.53-0.58 instead of 0.72 at 0.4, 0.26-0.34 instead of 0.38-0.42 at 0.6; 10
+#: steps were slower (2.2 s at 0.3) and 20-50 alike (docs/studies/sppm-frontier.md,
+#: 'The clustered start's coarse level')
+COARSE_WARMUP = 30
 #: profiles the start applies from (below, the plain dual mode takes ~0.5 s: census top
 #: 2,000)
 CLUSTER_FROM = 4096

@@ -104,12 +104,14 @@ def _cluster_solve(problem: PrivacyProblem, delta: float, backend: LPBackend,
                    settings: SPPMSettings, on_iteration: Callable[[dict[str, Any]], None] | None,
                    t_total: float) -> SPPMOutcome | None:
     """The start from clustered profiles (:mod:`.profile_clusters`): the coarse problem
-    solved to ``tol`` x :data:`.profile_clusters.TOL_SHARE`, its mapping prolonged (the same
+    solved to ``tol`` x :data:`.profile_clusters.TOL_SHARE` by the dual mode after
+    :data:`.profile_clusters.COARSE_WARMUP` Frank-Wolfe steps, its mapping prolonged (the same
     I and E[d] on the fine problem) and certified by one exact pricing of all n² pairs (a
     Frank-Wolfe run of 0 steps from it). Near I* = 0 that certifies (I* >= 0 is free);
     None when no cluster count fits the budget (:func:`.profile_clusters.clusters_for`) or
     the coarse solve gives nothing."""
-    coarse_o = settings.replace(tol=settings.tol * profile_clusters.TOL_SHARE)
+    coarse_o = settings.replace(tol=settings.tol * profile_clusters.TOL_SHARE,
+                                warmup=profile_clusters.COARSE_WARMUP)
     out = profile_clusters.coarse_start(
         problem, delta, lambda p, d: _coarse_solve(p, d, backend, coarse_o, "dual"))
     if out is None:
