@@ -6,9 +6,10 @@ For H heavy profiles (the most probable), every other profile joins the heavy pr
 nearest in Hamming distance (the first in mass order on ties); a pool is the rare profiles
 of one nearest heavy profile and one posterior p(a | b) (equal to 1e-9). Pooling profiles of
 equal posterior keeps their leakage exactly, so a coarse problem of H heavy profiles plus
-one input and one "stay" output per pool is an exact restriction of SPPM's problem (an idea
-for a start at 0.01-0.1 d_const, not built: docs/studies/sppm-frontier.md, 'Tried: the dual
-rounds with no warm-up'). Prints the profiles by head count and, per H, the pools; with
+one input and one "stay" output per pool is an exact restriction of SPPM's problem (a
+start probed for 0.01-0.1 d_const and not built: its I_c is 0.05-0.10 bits above I*;
+docs/studies/sppm-frontier.md, 'Tried: starts without the warm-up'). Prints the profiles
+by head count and, per H, the pools; with
 ``--solve F ...`` it also builds the coarse problem for H = 250 and 500 (a stay output
 takes its own pool at distance 0 and no other input: distortion ``FORBIDDEN``) and solves
 it with sppm's dual mode at each Δ = F d_const, printing I_c (an upper bound on I*).
