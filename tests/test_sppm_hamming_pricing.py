@@ -20,13 +20,16 @@ def _joint(rng: np.random.Generator, n_a: int, n: int) -> tuple[np.ndarray, np.n
 
 
 def _check(points: np.ndarray, rng: np.random.Generator, block: int, superblock: int,
-           n_a: int = 3, threads: int = 1, trials: int = 2, cost_bin: float | None = 8.0) -> None:
+           n_a: int = 3, threads: int = 1, trials: int = 2, cost_bin: float | None = 8.0,
+           levels: int | None = None, lists_after: int | None = None) -> None:
     n = points.shape[0]
     dist = pb.FeatureDistortion(points, "hamming")
     assert HammingPricer.supports(dist)
     D = dist.to_dense()
-    pricer = HammingPricer(points, threads=threads, block=block, superblock=superblock, cost_bin=cost_bin)
-    pricer.min_parallel = 10  # exercise the threaded split on small problems
+    pricer = HammingPricer(points, threads=threads, block=block, superblock=superblock,
+                           cost_bin=cost_bin, levels=levels, lists_after=lists_after)
+    # exercise the threaded splits on small problems
+    pricer.min_parallel = pricer.levels_min_parallel = pricer.rest_min_parallel = 10
     P, p_b = _joint(rng, n_a, n)
     try:
         for trial in range(trials):
@@ -151,3 +154,75 @@ def test_supports() -> None:
     assert not HammingPricer.supports(pb.FeatureDistortion(many, "hamming"))
     assert HammingPricer.supports(pb.FeatureDistortion(many[:64], "hamming"))
     assert not HammingPricer.supports(pb.MatrixDistortion(np.ones((2, 2))))
+
+
+def _census_like(rng: np.random.Generator, n: int) -> np.ndarray:
+    cols = []
+    for card in (8, 3, 40, 5, 2):
+        p = rng.random(card) ** 4
+        cols.append(rng.choice(card, size=n, p=p / p.sum()))
+    points = np.stack(cols, axis=1).astype(float)
+    points[20:30] = points[5]  # duplicate profiles: several outputs at distance 0
+    return points
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("levels", [0, 1, 2, 3])
+def test_level_lists_then_branch_and_bound_equal_a_dense_scan(levels: int, threads: int) -> None:
+    """Every call priced over the level lists first (from the first call on), the rest by
+    the branch and bound from the lists' best: the dense minimum, whatever the depth."""
+    rng = np.random.default_rng(40 + levels)
+    _check(_census_like(rng, 400), rng, block=8, superblock=4, threads=threads, trials=3,
+           levels=levels, lists_after=1)
+
+
+def test_level_lists_hold_exactly_the_outputs_at_each_distance() -> None:
+    rng = np.random.default_rng(7)
+    points = _census_like(rng, 300)
+    D = pb.FeatureDistortion(points, "hamming").to_dense()
+    pricer = HammingPricer(points, levels=2)
+    starts, nbr = pricer._level_lists()
+    for j in range(points.shape[0]):
+        for h in range(3):
+            got = np.sort(nbr[starts[3 * j + h]: starts[3 * j + h + 1]])
+            np.testing.assert_array_equal(got, np.flatnonzero(D[:, j] == h))
+
+
+def test_lists_are_built_only_from_the_lists_after_th_call_and_not_when_too_large(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that prices once or twice does not pay for the lists; lists beyond the size
+    limit are not built and the branch and bound prices everything, still exactly."""
+    import privbench.plugins.mechanisms._sppm.hamming_pricing as hp
+
+    rng = np.random.default_rng(8)
+    points = _census_like(rng, 200)
+    P, p_b = _joint(rng, 2, 200)
+    L = rng.normal(size=(2, 200))
+    empty = np.zeros(200, dtype=bool)
+    pricer = HammingPricer(points, lists_after=3)
+    for call in range(1, 4):
+        pricer.price(L, P, p_b, -0.1, empty)
+        assert (pricer._lists is not None) == (call >= 3)
+    monkeypatch.setattr(hp, "LIST_PAIRS_PER_INPUT", 1)
+    small = HammingPricer(points, lists_after=1)
+    V = L.T @ P + 0.1 * pb.FeatureDistortion(points, "hamming").to_dense() * p_b[None, :]
+    _, best_v = small.price(L, P, p_b, -0.1, empty)
+    assert small._lists is False
+    np.testing.assert_allclose(best_v, V.min(axis=0), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("levels", [1, 2])
+def test_a_far_cheap_output_is_found_past_the_lists(levels: int) -> None:
+    """The cheapest output lies beyond every input's lists (distance k): the lists' bound
+    must send every input on to the branch and bound, which finds it."""
+    rng = np.random.default_rng(5)
+    n, k = 512, 6
+    points = rng.integers(0, 3, size=(n, k)).astype(float)
+    points[-16:] = 7.0
+    P = np.full((1, n), 1.0 / n)
+    L = np.zeros((1, n))
+    L[0, -1] = -1e3
+    pricer = HammingPricer(points, block=8, superblock=4, levels=levels, lists_after=1)
+    best_i, best_v = pricer.price(L, P, P[0].copy(), -120.0, np.zeros(n, bool))
+    assert np.all(best_i == n - 1)
+    np.testing.assert_allclose(best_v[:-16], (-1e3 + 120.0 * k) / n, rtol=1e-12)
