@@ -158,7 +158,10 @@ def _polish_rounds(setup: Setup, state: State, trace: Trace) -> tuple[np.ndarray
 #: rows of the benchmark, under the lock), MovieLens in 0.17 / 0.14 s against 0.34 / 0.53
 #: s, census top 300 0.05 / 0.06 against 0.08 / 0.17 s, synthetic m = 8 0.52 / 0.36
 #: against 0.35 / 0.64 s (nice 10, two runs each); below 0.01 it stalls (census every
-#: profile: gap 0.011 bits at 1e-4 d_const, no certificate in 76 s at 1e-3)
+#: profile: gap 0.011 bits at 1e-4 d_const, no certificate in 76 s at 1e-3). Re-checked
+#: with the Hamming pricing's level lists (census every profile, one run each, locked):
+#: 0.01 d_const dual 3.72 s, Frank-Wolfe 7.35 s; 3e-3 Frank-Wolfe 9.72 s, dual uncertified
+#: at 60 s
 AUTO_DUAL_FROM = 0.01
 #: ... and on a long line (where both modes start from a coarse solve,
 #: :mod:`.continuation`) from this one. Below it Frank-Wolfe from the prolonged coarse
