@@ -1,7 +1,8 @@
 """SPPM's dual mode hot paths (census-like data), each timed alone on a warmed-up state.
 
 The ``dual`` mode spends its time in two places: exact Hamming pricing of all n² pairs
-(:class:`HammingPricer`, every Frank-Wolfe warm-up step and every dual round) and the
+(:class:`HammingPricer`, every Frank-Wolfe warm-up step and every dual round; timed with
+and without its level lists) and the
 smoothed dual's pass over the active pairs, once per L-BFGS evaluation (thousands per
 solve), with the projected L-BFGS's own step (``_sppm.lbfgs``) between evaluations.
 The pass runs over every pair of V at coarse temperatures and over the working pairs W
@@ -52,7 +53,12 @@ class SPPMDualKernels:
         self.problem, self.lam = problem, min(float(out.stats["budget_dual"]), 0.0)
         Q = leakage.output_joint(problem.joint, out.rows, out.cols, out.x, problem.n)
         self.L, self.empty = leakage.decoder_logratios(Q, problem.p_a)
-        self.pricer = HammingPricer(problem.distortion.points, threads=1)
+        # the pricer as a run uses it from its third call on (level lists built, here in
+        # setup), and the branch and bound alone (no lists) for the ratio
+        self.pricer = HammingPricer(problem.distortion.points, threads=1, lists_after=1)
+        self.bare_pricer = HammingPricer(problem.distortion.points, threads=1, levels=-1)
+        for pricer in (self.pricer, self.bare_pricer):
+            pricer.price(self.L, problem.joint, problem.p_b, self.lam, self.empty)
         self.dual = RestrictedDual(problem, delta, out.rows, out.cols)
         self.focused = RestrictedDual(problem, delta, out.rows, out.cols)
         # Frank-Wolfe's own decoder as the dual point: logits log r(a|i) - log r(last|i)
@@ -76,10 +82,17 @@ class SPPMDualKernels:
 
     def teardown(self) -> None:
         self.pricer.close()
+        self.bare_pricer.close()
 
     def time_hamming_pricing(self) -> None:
+        """The level lists (distance 0-2), then the branch and bound for the rest."""
         p = self.problem
         self.pricer.price(self.L, p.joint, p.p_b, self.lam, self.empty)
+
+    def time_hamming_pricing_without_lists(self) -> None:
+        """The branch and bound alone: the baseline of the level lists."""
+        p = self.problem
+        self.bare_pricer.price(self.L, p.joint, p.p_b, self.lam, self.empty)
 
     def time_soft_pass_all_pairs(self) -> None:
         self.dual.objective(self.par, FINE_TAU)
