@@ -121,16 +121,6 @@ def independent_cells(cells: np.ndarray, n_private: int) -> np.ndarray:
     return (np.outer(grid.sum(axis=1), grid.sum(axis=0)) / grid.sum() ** 2).ravel()
 
 
-def _mi_bits(Q: np.ndarray) -> np.ndarray:
-    """I(A; B̂) in bits for each (|A|, n) output joint in a (B, |A|, n) stack."""
-    Q = Q / Q.sum(axis=(1, 2), keepdims=True)
-    pa = Q.sum(axis=2, keepdims=True)
-    pb_ = Q.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(Q > 0, Q * np.log2(Q / (pa * pb_)), 0.0)
-    return np.maximum(terms.sum(axis=(1, 2)), 0.0)
-
-
 #: a mapping with at least this share of nonzero entries, and at most DENSE_CELLS entries,
 #: is multiplied as a dense array (a BLAS product: 3.7x faster than the sparse one for a
 #: full n = 300 mapping)
@@ -174,6 +164,15 @@ def _log2_floor(x: np.ndarray) -> np.ndarray:
         return np.maximum(np.log2(x), 0.0)
 
 
+def _mi_bits(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
+    """I(A; B̂) in bits for each (|A|, n) output joint in a (B, |A|, n) stack."""
+    Q, pa, pb_, _ = st or _stack(Q)
+    pa, pb_ = pa[:, :, None], pb_[:, None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(Q > 0, Q * np.log2(Q / (pa * pb_)), 0.0)
+    return np.maximum(terms.sum(axis=(1, 2)), 0.0)
+
+
 def _maximal_leakage(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
     return _log2_floor((st or _stack(Q))[3].max(axis=1).sum(axis=1))
 
@@ -183,9 +182,9 @@ def _min_entropy_leakage(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
     return _log2_floor(Q.max(axis=1).sum(axis=1) / pa.max(axis=1))
 
 
-def _sibson_mi(Q: np.ndarray) -> np.ndarray:
+def _sibson_mi(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
     """Sibson's α = 2 information, each column scaled by its largest W as per joint."""
-    _, pa, q, W = _stack(Q)
+    _, pa, q, W = st or _stack(Q)
     top = W.max(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         inner = np.where(q[:, None, :] > 0, pa[:, :, None] * (W / top[:, None, :]) ** 2, 0.0)
@@ -289,13 +288,13 @@ CELL_NOTIONS: dict[str, tuple[Callable[[Stack], np.ndarray], Callable[[int, int]
 MAX_TERMS = 50_000
 
 
-def notion_cells(X: sp.csc_array, P: np.ndarray,
-                 Q: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def notion_cells(X: sp.csc_array, P: np.ndarray, Q: np.ndarray | None = None,
+                 st: Stack | None = None) -> dict[str, np.ndarray]:
     """The smooth terms (B, C) of each :data:`CELL_NOTIONS` notion of mapping X under each
     joint of the (B, |A|, n) stack P (a notion left out above its |A| limit); ``Q``: the
-    output joints of P when already computed. A notion with more than :data:`MAX_TERMS`
-    terms is left out."""
-    st = _stack(output_joints(X, P) if Q is None else Q)
+    output joints of P when already computed, ``st`` their :func:`_stack`. A notion with
+    more than :data:`MAX_TERMS` terms is left out."""
+    st = st or _stack(output_joints(X, P) if Q is None else Q)
     k, n = st[0].shape[1:]
     return {name: fn(st) for name, (fn, count) in CELL_NOTIONS.items()
             if count(k, n) <= MAX_TERMS}
@@ -378,12 +377,14 @@ def bootstrap_samples(problem: pb.PrivacyProblem, mapping: Any, *, resamples: in
         else:
             P = resampled_joints(cells, problem.n_private, rng, size)
         Q = output_joints(X, P)
-        for name, values in _evaluate(functions, X, costs, P, Q).items():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            st = _stack(Q)  # shared by the notions and their cells
+        for name, values in _evaluate(functions, X, costs, P, Q, st).items():
             out[name].append(values)
         if output_stack is not None and Q[0].size <= MAX_TERMS:
             output_stack.append(Q)
         if cell_values is not None:
-            for name, terms in notion_cells(X, P, Q).items():
+            for name, terms in notion_cells(X, P, Q, st).items():
                 parts.setdefault(name, []).append(terms)
     if cell_values is not None:
         cell_values.update({name: np.concatenate(v) for name, v in parts.items()})
@@ -391,14 +392,26 @@ def bootstrap_samples(problem: pb.PrivacyProblem, mapping: Any, *, resamples: in
 
 
 def _evaluate(functions: dict[str, Callable[[np.ndarray], np.ndarray]], X: sp.csc_array,
-              costs: np.ndarray, P: np.ndarray,
-              Q: np.ndarray | None = None) -> dict[str, np.ndarray]:
+              costs: np.ndarray, P: np.ndarray, Q: np.ndarray | None = None,
+              st: Stack | None = None) -> dict[str, np.ndarray]:
     """Every notion and E[d] of mapping X under each joint of the (B, |A|, n) stack P
-    (``Q``: its output joints when already computed)."""
+    (``Q``: its output joints when already computed, ``st`` their :func:`_stack`)."""
     Q = output_joints(X, P) if Q is None else Q
-    values = {name: np.asarray(fn(Q), dtype=float) for name, fn in functions.items()}
+    values = _notion_values(functions, Q, st)
     values["distortion"] = P.sum(axis=1) @ costs
     return values
+
+
+def _notion_values(functions: dict[str, Callable[[np.ndarray], np.ndarray]], Q: np.ndarray,
+                   st: Stack | None = None) -> dict[str, np.ndarray]:
+    """Each function's values on the stack Q; the vectorised ones share one :func:`_stack`
+    of it (``st``, computed here when not given: each would otherwise normalise Q and take
+    its marginals again)."""
+    shared = [name for name, fn in functions.items() if fn is VECTORISED.get(name)]
+    if shared and st is None:
+        st = _stack(Q)
+    return {name: np.asarray(fn(Q, st=st) if name in shared else fn(Q), dtype=float)
+            for name, fn in functions.items()}
 
 
 def estimates(problem: pb.PrivacyProblem, mapping: Any) -> dict[str, float]:
@@ -576,9 +589,8 @@ def inner_values(problem: pb.PrivacyProblem, mapping: Any, outer: np.ndarray,
         # a Poisson resample of a handful of users can be empty: its values are NaN, and
         # calibrated_interval falls back to the normal interval
         with np.errstate(divide="ignore", invalid="ignore"):
-            st = _stack(Q)  # shared by the calibrated notions (each takes it as ``st``)
-            for k, f in functions.items():
-                out[k].append(np.asarray(f(Q, st=st), dtype=float).reshape(len(block), inner))
+            for k, v in _notion_values(functions, Q).items():
+                out[k].append(v.reshape(len(block), inner))
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
@@ -911,8 +923,7 @@ def path_values(problem: pb.PrivacyProblem, mapping: Any,
     joints = (1.0 - PATH)[:, None, None] * p0[None] + PATH[:, None, None] * p1[None]
     X = sp.csc_array(mapping)
     functions = {k: f for k, f in notion_functions().items() if k in names}
-    Q = output_joints(X, joints)
-    return {k: np.asarray(f(Q), dtype=float) for k, f in functions.items()}
+    return _notion_values(functions, output_joints(X, joints))
 
 
 def inverted_interval(estimate: float, values: np.ndarray, null_values: np.ndarray,
