@@ -191,3 +191,26 @@ def test_vectorised_notions_equal_the_per_joint_functions() -> None:
             fin = np.isfinite(want)
             assert got[fin] == pytest.approx(want[fin], rel=1e-12, abs=1e-12), name
     assert infinite["lip_epsilon"] > 0 and infinite["ldp_epsilon_private"] > 0
+
+
+def test_compiled_notions_on_an_empty_joint_and_a_transposed_stack() -> None:
+    """A resample without users (possible for the inner Poisson draws) gets NaN where a
+    notion divides by its empty prior (min-entropy leakage, total variation, guessing
+    entropy; calibrated_interval then falls back) and 0 elsewhere, as the numpy forms the
+    kernels replaced did; its neighbours in the stack are unaffected, and a strided stack
+    (the output joints of a sparse product come transposed) gives the same values."""
+    rng = np.random.default_rng(4)
+    Q = rng.dirichlet(np.ones(3 * 7), size=3).reshape(3, 3, 7)
+    Q[1] = 0.0
+    nan_when_empty = {"min_entropy_leakage", "total_variation", "guessing_entropy"}
+    strided = np.asfortranarray(Q)
+    assert not strided.flags.c_contiguous
+    for name, fn in bs.VECTORISED.items():
+        got = fn(Q)
+        if name in nan_when_empty:
+            assert np.isnan(got[1]), name
+        else:
+            assert got[1] == 0.0, name
+        for b in (0, 2):
+            assert got[b] == pytest.approx(pb.metrics.JOINT_NOTIONS[name](Q[b]), rel=1e-12), name
+        np.testing.assert_array_equal(fn(strided), got)

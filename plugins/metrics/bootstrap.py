@@ -159,73 +159,27 @@ def _stack(Q: np.ndarray) -> Stack:
     return Q, pa, q, W
 
 
-def _log2_floor(x: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return np.maximum(np.log2(x), 0.0)
+def _compiled(name: str) -> Callable[..., np.ndarray]:
+    """The notion ``name`` over a (B, |A|, n) stack, by its compiled kernel
+    (:mod:`._notion_kernels`); given ``st`` (a :func:`_stack` of it) the kernel takes its
+    normalised joints (and normalises them again, a change in the last bits only)."""
+
+    def notion(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
+        from ._notion_kernels import KERNELS  # lazy: listing the plugins imports no numba
+
+        return KERNELS[name](np.ascontiguousarray(Q if st is None else st[0], dtype=np.float64))
+
+    notion.__name__ = notion.__qualname__ = f"_{name}"
+    notion.__doc__ = f"{name} of each joint of a (B, |A|, n) stack (:mod:`._notion_kernels`)."
+    return notion
 
 
-def _mi_bits(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
-    """I(A; B̂) in bits for each (|A|, n) output joint in a (B, |A|, n) stack."""
-    Q, pa, pb_, _ = st or _stack(Q)
-    pa, pb_ = pa[:, :, None], pb_[:, None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(Q > 0, Q * np.log2(Q / (pa * pb_)), 0.0)
-    return np.maximum(terms.sum(axis=(1, 2)), 0.0)
-
-
-def _maximal_leakage(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
-    return _log2_floor((st or _stack(Q))[3].max(axis=1).sum(axis=1))
-
-
-def _min_entropy_leakage(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
-    Q, pa, _, _ = st or _stack(Q)
-    return _log2_floor(Q.max(axis=1).sum(axis=1) / pa.max(axis=1))
-
-
-def _sibson_mi(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
-    """Sibson's α = 2 information, each column scaled by its largest W as per joint."""
-    _, pa, q, W = st or _stack(Q)
-    top = W.max(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inner = np.where(q[:, None, :] > 0, pa[:, :, None] * (W / top[:, None, :]) ** 2, 0.0)
-    return 2.0 * _log2_floor((top * np.sqrt(inner.sum(axis=1))).sum(axis=1))
-
-
-def _lip_epsilon(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
-    _, pa, q, W = st or _stack(Q)
-    valid = (pa[:, :, None] > 0) & (q[:, None, :] > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.abs(np.log(np.where(valid, W / q[:, None, :], 1.0)))
-    return np.where((valid & (W <= 0)).any(axis=(1, 2)), np.inf, ratio.max(axis=(1, 2)))
-
-
-def _ldp_epsilon_private(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
-    _, pa, q, W = st or _stack(Q)
-    rows = pa[:, :, None] > 0
-    low = np.where(rows, W, np.inf).min(axis=1)
-    cols = q > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(cols, np.log(W.max(axis=1) / low), 0.0)
-    return np.where((cols & (low <= 0)).any(axis=1), np.inf, np.maximum(ratio.max(axis=1), 0.0))
-
-
-def _total_variation(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
-    Q, pa, q, _ = st or _stack(Q)
-    return 0.5 * np.abs(Q - pa[:, :, None] * q[:, None, :]).sum(axis=(1, 2))
-
-
-def _t_closeness(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
-    Q, pa, q, _ = st or _stack(Q)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gap = np.abs(Q / q[:, None, :] - pa[:, :, None]).sum(axis=1)
-    return 0.5 * np.where(q > 0, gap, 0.0).max(axis=1)
-
-
-def _guessing_entropy(Q: np.ndarray, st: Stack | None = None) -> np.ndarray:
-    Q = (st or _stack(Q))[0]
-    ranked = -np.sort(-Q, axis=1)
-    return ranked.sum(axis=2) @ np.arange(1, Q.shape[1] + 1, dtype=float)
-
+_mi_bits, _maximal_leakage, _min_entropy_leakage = (
+    _compiled("mi_bits"), _compiled("maximal_leakage"), _compiled("min_entropy_leakage"))
+_sibson_mi, _lip_epsilon, _ldp_epsilon_private = (
+    _compiled("sibson_mi"), _compiled("lip_epsilon"), _compiled("ldp_epsilon_private"))
+_total_variation, _t_closeness, _guessing_entropy = (
+    _compiled("total_variation"), _compiled("t_closeness"), _compiled("guessing_entropy"))
 
 #: the notions of ``pb.metrics.JOINT_NOTIONS`` vectorised over a (B, |A|, n) stack (equal
 #: to the per-joint functions to rounding: tests/test_bootstrap_intervals.py)
@@ -288,13 +242,13 @@ CELL_NOTIONS: dict[str, tuple[Callable[[Stack], np.ndarray], Callable[[int, int]
 MAX_TERMS = 50_000
 
 
-def notion_cells(X: sp.csc_array, P: np.ndarray, Q: np.ndarray | None = None,
-                 st: Stack | None = None) -> dict[str, np.ndarray]:
+def notion_cells(X: sp.csc_array, P: np.ndarray,
+                 Q: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The smooth terms (B, C) of each :data:`CELL_NOTIONS` notion of mapping X under each
     joint of the (B, |A|, n) stack P (a notion left out above its |A| limit); ``Q``: the
-    output joints of P when already computed, ``st`` their :func:`_stack`. A notion with
-    more than :data:`MAX_TERMS` terms is left out."""
-    st = st or _stack(output_joints(X, P) if Q is None else Q)
+    output joints of P when already computed. A notion with more than :data:`MAX_TERMS`
+    terms is left out."""
+    st = _stack(output_joints(X, P) if Q is None else Q)
     k, n = st[0].shape[1:]
     return {name: fn(st) for name, (fn, count) in CELL_NOTIONS.items()
             if count(k, n) <= MAX_TERMS}
@@ -377,14 +331,12 @@ def bootstrap_samples(problem: pb.PrivacyProblem, mapping: Any, *, resamples: in
         else:
             P = resampled_joints(cells, problem.n_private, rng, size)
         Q = output_joints(X, P)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            st = _stack(Q)  # shared by the notions and their cells
-        for name, values in _evaluate(functions, X, costs, P, Q, st).items():
+        for name, values in _evaluate(functions, X, costs, P, Q).items():
             out[name].append(values)
         if output_stack is not None and Q[0].size <= MAX_TERMS:
             output_stack.append(Q)
         if cell_values is not None:
-            for name, terms in notion_cells(X, P, Q, st).items():
+            for name, terms in notion_cells(X, P, Q).items():
                 parts.setdefault(name, []).append(terms)
     if cell_values is not None:
         cell_values.update({name: np.concatenate(v) for name, v in parts.items()})
@@ -392,26 +344,22 @@ def bootstrap_samples(problem: pb.PrivacyProblem, mapping: Any, *, resamples: in
 
 
 def _evaluate(functions: dict[str, Callable[[np.ndarray], np.ndarray]], X: sp.csc_array,
-              costs: np.ndarray, P: np.ndarray, Q: np.ndarray | None = None,
-              st: Stack | None = None) -> dict[str, np.ndarray]:
+              costs: np.ndarray, P: np.ndarray,
+              Q: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Every notion and E[d] of mapping X under each joint of the (B, |A|, n) stack P
-    (``Q``: its output joints when already computed, ``st`` their :func:`_stack`)."""
+    (``Q``: its output joints when already computed)."""
     Q = output_joints(X, P) if Q is None else Q
-    values = _notion_values(functions, Q, st)
+    values = _notion_values(functions, Q)
     values["distortion"] = P.sum(axis=1) @ costs
     return values
 
 
-def _notion_values(functions: dict[str, Callable[[np.ndarray], np.ndarray]], Q: np.ndarray,
-                   st: Stack | None = None) -> dict[str, np.ndarray]:
-    """Each function's values on the stack Q; the vectorised ones share one :func:`_stack`
-    of it (``st``, computed here when not given: each would otherwise normalise Q and take
-    its marginals again)."""
-    shared = [name for name, fn in functions.items() if fn is VECTORISED.get(name)]
-    if shared and st is None:
-        st = _stack(Q)
-    return {name: np.asarray(fn(Q, st=st) if name in shared else fn(Q), dtype=float)
-            for name, fn in functions.items()}
+def _notion_values(functions: dict[str, Callable[[np.ndarray], np.ndarray]],
+                   Q: np.ndarray) -> dict[str, np.ndarray]:
+    """Each function's values on the stack Q (made C-contiguous once here: the output
+    joints of a sparse product come transposed, and each kernel would copy them)."""
+    Q = np.ascontiguousarray(Q, dtype=np.float64)
+    return {name: np.asarray(fn(Q), dtype=float) for name, fn in functions.items()}
 
 
 def estimates(problem: pb.PrivacyProblem, mapping: Any) -> dict[str, float]:
