@@ -7,7 +7,11 @@ For each data set (census top 300, MovieLens 100K, the Politics-and-TV surrogate
 ``expmec`` mapping at Δ = 0.3 is evaluated by this checkout's metric and by the metric of
 ``--reference`` (the file ``plugins/metrics/bootstrap.py`` at that git revision, loaded as a
 module beside this one), alternating one call of each per round, in one process; the
-median over ``--rounds`` rounds and the ratio new / reference are printed.
+median over ``--rounds`` rounds and the ratio new / reference are printed. ``--dataset
+SPEC`` (repeatable) replaces the data sets, ``--mechanism`` and ``--delta`` the mapping:
+
+    python tools/measure_bootstrap_cost.py --reference cb54a56 --dataset census:top_k=all \
+        --mechanism sppm --delta 0.03353
 """
 
 from __future__ import annotations
@@ -45,19 +49,25 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reference", required=True, help="git revision to compare against")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--dataset", action="append", metavar="SPEC",
+                    help="a data set spec (name[:key=value,...]); repeatable")
+    ap.add_argument("--mechanism", default="expmec")
+    ap.add_argument("--delta", type=float, default=0.3)
     args = ap.parse_args()
     old = reference_module(args.reference).BootstrapIntervals()
     new = bs.BootstrapIntervals()
-    for name, params in CASES:
+    cases = [pb.parse_spec(spec, what="dataset") for spec in args.dataset] if args.dataset \
+        else CASES
+    for name, params in cases:
         problem = pb.load_dataset(name, **params)
-        mech = pb.get_mechanism("expmec")
+        mech = pb.get_mechanism(args.mechanism)
         mech.prepare(problem, RunContext(seed=0))
-        result = mech.run(problem, 0.3)
+        result = mech.run(problem, args.delta)
         times: dict[str, list[float]] = {"new": [], "reference": []}
         for _ in range(args.rounds):
             for label, metric in (("new", new), ("reference", old)):
                 t0 = time.perf_counter()
-                metric.compute(problem, result, delta=0.3, seed=0)
+                metric.compute(problem, result, delta=args.delta, seed=0)
                 times[label].append(time.perf_counter() - t0)
         med = {k: statistics.median(v) for k, v in times.items()}
         print(f"{problem.name} n={problem.n} |A|={problem.n_private} "

@@ -9,8 +9,10 @@ then the notion's own reductions over non-contiguous axes); on census with every
 (n = 9,261) the double bootstrap's 1,500 inner joints took most of the metric's time.
 
 Per joint: Qn = Q / Σ Q, p(a) = Σ_j Qn[a, j], q(b̂) = Σ_a Qn[a, b̂], W[a, b̂] = Qn[a, b̂] /
-p(a) (0 where p(a) = 0). A joint without mass gets the value the numpy forms gave it
-(``EMPTY``: NaN where they divided 0 by 0 into the result, else 0).
+p(a) (0 where p(a) = 0), the divisions taken as multiplications by reciprocals (the values
+differ from the numpy forms' in the last bits). A joint without mass gets the value the
+numpy forms gave it: NaN where they divided 0 by 0 into the result (min-entropy leakage,
+total variation, guessing entropy), else 0.
 """
 
 from __future__ import annotations
@@ -24,22 +26,28 @@ LOG2 = math.log(2.0)
 
 
 @numba.njit(cache=True, inline="always")
-def _marginals(Q, b, pa, q):  # pragma: no cover - compiled
-    """Σ Q[b], and p(a), q(b̂) of the normalised joint into pa, q (0 when Σ Q[b] = 0)."""
+def _marginals(Q, b, pa, q, ipa):  # pragma: no cover - compiled
+    """1 / Σ Q[b] (0 when Σ Q[b] = 0), and into pa, q the marginals p(a), q(b̂) of the
+    normalised joint, into ipa 1 / p(a) (0 where p(a) = 0): one pass, and multiplications
+    by reciprocals in the kernels' cell loops instead of divisions."""
     k, n = Q.shape[1], Q.shape[2]
+    q[:] = 0.0
     tot = 0.0
     for a in range(k):
+        row = 0.0
         for j in range(n):
-            tot += Q[b, a, j]
-    pa[:] = 0.0
-    q[:] = 0.0
-    if tot > 0:
-        for a in range(k):
-            for j in range(n):
-                x = Q[b, a, j] / tot
-                pa[a] += x
-                q[j] += x
-    return tot
+            x = Q[b, a, j]
+            row += x
+            q[j] += x
+        pa[a] = row
+        tot += row
+    inv = 1.0 / tot if tot > 0 else 0.0
+    for a in range(k):
+        pa[a] *= inv
+        ipa[a] = 1.0 / pa[a] if pa[a] > 0 else 0.0
+    for j in range(n):
+        q[j] *= inv
+    return inv
 
 
 @numba.njit(cache=True, inline="always")
@@ -52,14 +60,14 @@ def mi_bits(Q):  # pragma: no cover - compiled
     """I(A; B̂) in bits."""
     B, k, n = Q.shape
     out = np.empty(B)
-    pa, q = np.empty(k), np.empty(n)
+    pa, q, ipa = np.empty(k), np.empty(n), np.empty(k)
     for b in range(B):
-        tot = _marginals(Q, b, pa, q)
+        inv = _marginals(Q, b, pa, q, ipa)
         s = 0.0
-        if tot > 0:
+        if inv > 0:
             for a in range(k):
                 for j in range(n):
-                    x = Q[b, a, j] / tot
+                    x = Q[b, a, j] * inv
                     if x > 0:
                         s += x * math.log2(x / (pa[a] * q[j]))
         out[b] = max(s, 0.0)
@@ -71,16 +79,16 @@ def maximal_leakage(Q):  # pragma: no cover - compiled
     """log2 Σ_b̂ max_a p(b̂ | a) (at least 0)."""
     B, k, n = Q.shape
     out = np.empty(B)
-    pa, q = np.empty(k), np.empty(n)
+    pa, q, ipa = np.empty(k), np.empty(n), np.empty(k)
     for b in range(B):
-        tot = _marginals(Q, b, pa, q)
+        inv = _marginals(Q, b, pa, q, ipa)
         s = 0.0
-        if tot > 0:
+        if inv > 0:
             for j in range(n):
                 top = 0.0
                 for a in range(k):
                     if pa[a] > 0:
-                        top = max(top, Q[b, a, j] / tot / pa[a])
+                        top = max(top, Q[b, a, j] * inv * ipa[a])
                 s += top
         out[b] = _log2_floor(s)
     return out
@@ -91,17 +99,17 @@ def min_entropy_leakage(Q):  # pragma: no cover - compiled
     """log2 (Σ_b̂ max_a p(a, b̂) / max_a p(a)) (at least 0); NaN without mass."""
     B, k, n = Q.shape
     out = np.empty(B)
-    pa, q = np.empty(k), np.empty(n)
+    pa, q, ipa = np.empty(k), np.empty(n), np.empty(k)
     for b in range(B):
-        tot = _marginals(Q, b, pa, q)
-        if not tot > 0:
+        inv = _marginals(Q, b, pa, q, ipa)
+        if not inv > 0:
             out[b] = np.nan
             continue
         s = 0.0
         for j in range(n):
             top = 0.0
             for a in range(k):
-                top = max(top, Q[b, a, j] / tot)
+                top = max(top, Q[b, a, j] * inv)
             s += top
         out[b] = _log2_floor(s / pa.max())
     return out
@@ -112,17 +120,17 @@ def sibson_mi(Q):  # pragma: no cover - compiled
     """Sibson's α = 2 information, each column scaled by its largest W."""
     B, k, n = Q.shape
     out = np.empty(B)
-    pa, q, w = np.empty(k), np.empty(n), np.empty(k)
+    pa, q, ipa, w = np.empty(k), np.empty(n), np.empty(k), np.empty(k)
     for b in range(B):
-        tot = _marginals(Q, b, pa, q)
+        inv = _marginals(Q, b, pa, q, ipa)
         s = 0.0
-        if tot > 0:
+        if inv > 0:
             for j in range(n):
                 if not q[j] > 0:
                     continue
                 top = 0.0
                 for a in range(k):
-                    w[a] = Q[b, a, j] / tot / pa[a] if pa[a] > 0 else 0.0
+                    w[a] = Q[b, a, j] * inv * ipa[a]
                     top = max(top, w[a])
                 inner = 0.0
                 for a in range(k):
@@ -134,28 +142,29 @@ def sibson_mi(Q):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def lip_epsilon(Q):  # pragma: no cover - compiled
-    """max over p(a) > 0, q(b̂) > 0 of |ln(p(b̂ | a) / q(b̂))|; inf where such a p(b̂ | a) is 0."""
+    """max over p(a) > 0, q(b̂) > 0 of |ln(p(b̂ | a) / q(b̂))|; inf where such a p(b̂ | a) is 0.
+
+    ln is increasing, so the largest |ln r| is ln of the largest ratio r or -ln of the
+    least: two logarithms a joint, not one a cell."""
     B, k, n = Q.shape
     out = np.empty(B)
-    pa, q = np.empty(k), np.empty(n)
+    pa, q, ipa = np.empty(k), np.empty(n), np.empty(k)
     for b in range(B):
-        tot = _marginals(Q, b, pa, q)
-        best = 0.0
-        if tot > 0:
+        inv = _marginals(Q, b, pa, q, ipa)
+        hi, lo, zero = 1.0, 1.0, False  # a joint without valid cells has LIP 0 (ln 1)
+        if inv > 0:
             for a in range(k):
                 if not pa[a] > 0:
                     continue
                 for j in range(n):
                     if not q[j] > 0:
                         continue
-                    w = Q[b, a, j] / tot / pa[a]
-                    if w <= 0:
-                        best = np.inf
-                        break
-                    best = max(best, abs(math.log(w / q[j])))
-                if best == np.inf:
-                    break
-        out[b] = best
+                    r = Q[b, a, j] * inv * ipa[a] / q[j]
+                    if r <= 0:
+                        zero = True
+                    hi = max(hi, r)
+                    lo = min(lo, r)
+        out[b] = np.inf if zero else max(math.log(hi), -math.log(lo))
     return out
 
 
@@ -165,25 +174,26 @@ def ldp_epsilon_private(Q):  # pragma: no cover - compiled
     inf where that minimum is 0."""
     B, k, n = Q.shape
     out = np.empty(B)
-    pa, q = np.empty(k), np.empty(n)
+    pa, q, ipa = np.empty(k), np.empty(n), np.empty(k)
     for b in range(B):
-        tot = _marginals(Q, b, pa, q)
+        inv = _marginals(Q, b, pa, q, ipa)
         best = 0.0
-        if tot > 0:
+        if inv > 0:
             for j in range(n):
                 if not q[j] > 0:
                     continue
                 top, low = 0.0, np.inf
                 for a in range(k):
-                    w = Q[b, a, j] / tot / pa[a] if pa[a] > 0 else 0.0
+                    w = Q[b, a, j] * inv * ipa[a]
                     top = max(top, w)
                     if pa[a] > 0:
                         low = min(low, w)
                 if low <= 0:
                     best = np.inf
                     break
-                best = max(best, math.log(top / low))
-        out[b] = best
+                best = max(best, top / low)  # the largest ratio: ln is increasing
+        # top >= low, so a ratio is at least 1 and ε at least 0; no column: 0
+        out[b] = math.log(best) if best >= 1.0 else 0.0
     return out
 
 
@@ -192,16 +202,16 @@ def total_variation(Q):  # pragma: no cover - compiled
     """½ Σ |p(a, b̂) - p(a) q(b̂)|; NaN without mass."""
     B, k, n = Q.shape
     out = np.empty(B)
-    pa, q = np.empty(k), np.empty(n)
+    pa, q, ipa = np.empty(k), np.empty(n), np.empty(k)
     for b in range(B):
-        tot = _marginals(Q, b, pa, q)
-        if not tot > 0:
+        inv = _marginals(Q, b, pa, q, ipa)
+        if not inv > 0:
             out[b] = np.nan
             continue
         s = 0.0
         for a in range(k):
             for j in range(n):
-                s += abs(Q[b, a, j] / tot - pa[a] * q[j])
+                s += abs(Q[b, a, j] * inv - pa[a] * q[j])
         out[b] = 0.5 * s
     return out
 
@@ -211,17 +221,17 @@ def t_closeness(Q):  # pragma: no cover - compiled
     """½ max over q(b̂) > 0 of Σ_a |p(a | b̂) - p(a)|."""
     B, k, n = Q.shape
     out = np.empty(B)
-    pa, q = np.empty(k), np.empty(n)
+    pa, q, ipa = np.empty(k), np.empty(n), np.empty(k)
     for b in range(B):
-        tot = _marginals(Q, b, pa, q)
+        inv = _marginals(Q, b, pa, q, ipa)
         best = 0.0
-        if tot > 0:
+        if inv > 0:
             for j in range(n):
                 if not q[j] > 0:
                     continue
                 gap = 0.0
                 for a in range(k):
-                    gap += abs(Q[b, a, j] / tot / q[j] - pa[a])
+                    gap += abs(Q[b, a, j] * inv / q[j] - pa[a])
                 best = max(best, gap)
         out[b] = 0.5 * best
     return out
@@ -239,13 +249,14 @@ def guessing_entropy(Q):  # pragma: no cover - compiled
         for a in range(k):
             for j in range(n):
                 tot += Q[b, a, j]
-        if not tot > 0:
+        inv = 1.0 / tot if tot > 0 else 0.0
+        if not inv > 0:
             out[b] = np.nan
             continue
         s = 0.0
         for j in range(n):
             for a in range(k):  # insertion sort, largest first (|A| is small)
-                x = Q[b, a, j] / tot
+                x = Q[b, a, j] * inv
                 r = a
                 while r > 0 and col[r - 1] < x:
                     col[r] = col[r - 1]
