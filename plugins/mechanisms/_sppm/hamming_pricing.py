@@ -32,6 +32,7 @@ is ever skipped: the result is exactly the dense minimum, which the tests check.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
 import numba
 import numpy as np
@@ -250,7 +251,8 @@ def _scatter(key, values, starts):  # pragma: no cover - compiled
     return out
 
 
-def _groupings(codes: np.ndarray, levels: int):
+def _groupings(codes: np.ndarray, levels: int
+               ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """(dropped attributes, members sorted by group, group starts) for every set of at most
     ``levels`` attributes: profiles equal on the other attributes share a group."""
     n, k = codes.shape
