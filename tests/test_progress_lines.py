@@ -28,3 +28,12 @@ def test_lines_name_the_seed_and_give_elapsed_and_eta() -> None:
 
 def test_durations_read_as_a_person_would() -> None:
     assert [_duration(s) for s in (4.4, 185, 3720)] == ["4 s", "3 min 5 s", "1 h 2 min"]
+
+
+def test_a_relative_budget_reads_as_its_fraction_of_d_const() -> None:
+    stream = io.StringIO()
+    record = {**_record(0), "delta": 0.28322064607362246, "metrics": {"relative_delta": 0.1}}
+    with RunProgress(1, stream=stream) as progress:
+        progress.advance(record)
+    line = stream.getvalue().splitlines()[0]
+    assert " delta=0.283221 (0.1 x d_const) seed=0 " in line, line

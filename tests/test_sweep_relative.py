@@ -98,3 +98,38 @@ def test_d_const_as_design_defines_it_solve_at_infinite_delta() -> None:
         pb.get_mechanism("expmec").solve(problem, delta=math.inf)
     with pytest.raises(pb.ValidationError, match="finite"):
         pb.get_mechanism("constant").solve(problem, delta=math.nan)
+
+
+def test_run_takes_relative_budgets_beside_absolute_ones(capsys) -> None:
+    """``privbench run --relative-delta F``: Δ = F x d_const, the fraction stored, and the
+    d_const said under the table (the toy example: d_const = 5.5)."""
+    import json
+
+    from privbench.cli import main
+
+    rc = main(["run", "-m", "expmec", "-d", "synthetic:m=3", "--delta", "2",
+               "--relative-delta", "0.5", "--relative-delta", "1", "--json", "--no-store"])
+    assert rc == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    by_delta = {round(r["delta"], 9): r for r in records}
+    assert sorted(by_delta) == [2.0, 2.75, 5.5]
+    assert by_delta[2.75]["metrics"]["relative_delta"] == 0.5
+    assert by_delta[5.5]["metrics"]["relative_delta"] == 1.0
+    assert "relative_delta" not in by_delta[2.0]["metrics"]
+    assert main(["run", "-m", "expmec", "-d", "synthetic:m=3", "--relative-delta", "0.5",
+                 "--no-store"]) == 0
+    assert "d_const = 5.5" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, said", [
+    ([], "no budget given; pass --delta X or --relative-delta F"),
+    (["--relative-delta", "-0.1"], "--relative-delta must be a finite fraction >= 0"),
+    (["--relative-delta", "inf"], "--relative-delta must be a finite fraction >= 0"),
+])
+def test_run_refuses_a_missing_or_bad_relative_budget(argv, said, capsys, tmp_path) -> None:
+    from privbench.cli import main
+
+    db = tmp_path / "r.sqlite"
+    assert main(["run", "-m", "expmec", "-d", "synthetic:m=3", "--db", str(db), *argv]) == 2
+    assert said in capsys.readouterr().err
+    assert not db.exists()  # refused before anything ran or was stored

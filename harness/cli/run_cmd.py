@@ -3,25 +3,31 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
 from privbench.cli.common import add_store_args, execute, print_table
 from privbench.protocol.errors import ValidationError
+from privbench.protocol.plugin import format_label
 from privbench.running.plan import SweepSpec, check_timeout, plan_runs
 from privbench.running.records import declared_units, metric_failure_lines, record_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run mechanisms on data sets at budgets",
-                       description="Run every MECH on every DATASET at each --delta (a small "
-                                   "sweep) and print the results.")
+                       description="Run every MECH on every DATASET at each --delta and "
+                                   "--relative-delta (a small sweep) and print the results.")
     p.add_argument("-m", "--mechanism", required=True, action="append", metavar="MECH[:k=v,...]",
                    help="mechanism (repeat for several)")
     p.add_argument("-d", "--dataset", required=True, action="append", metavar="DATASET[:k=v,...]",
                    help="data set (repeat for several)")
-    p.add_argument("--delta", type=float, action="append", required=True,
+    p.add_argument("--delta", type=float, action="append", default=[],
                    help="distortion budget Δ >= 0 (repeat for several)")
+    p.add_argument("--relative-delta", type=float, action="append", default=[], metavar="F",
+                   help="budget relative to each data set: Δ = F x d_const, the least expected "
+                        "distortion of a constant mapping (repeat for several; F >= 0, stored "
+                        "as metrics.relative_delta)")
     p.add_argument("--lp-backend", help="LP backend for mechanisms that solve LPs")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the run (random mechanisms, sampled data, attacks); part of "
@@ -75,6 +81,18 @@ def metric_seconds_line(records: list[dict[str, Any]]) -> str | None:
             "switch one off: --no-metric NAME")
 
 
+def d_const_lines(records: list[dict[str, Any]]) -> list[str]:
+    """One line per data set run at relative budgets: the d_const that scaled them."""
+    scales: dict[str, float] = {}
+    for r in records:
+        f = (r.get("metrics") or {}).get("relative_delta")
+        if f:  # Δ = f x d_const, so d_const = Δ / f (f = 0 says nothing)
+            scales.setdefault(format_label(r.get("dataset"), r.get("dataset_params")),
+                              float(r["delta"]) / float(f))
+    return [f"--relative-delta on {data}: Δ = F x d_const, d_const = {scale:.6g}"
+            for data, scale in scales.items()]
+
+
 def print_metric_seconds(records: list[dict[str, Any]]) -> None:
     line = metric_seconds_line(records)
     if line:
@@ -83,9 +101,22 @@ def print_metric_seconds(records: list[dict[str, Any]]) -> None:
         Console().print(line, highlight=False)
 
 
+def check_relative_deltas(fractions: list[float]) -> list[float]:
+    """``--relative-delta`` values: finite fractions >= 0."""
+    for f in fractions:
+        if not (math.isfinite(f) and f >= 0):
+            raise ValidationError(f"--relative-delta must be a finite fraction >= 0 of the data "
+                                  f"set's d_const (e.g. 0.1); got {f!r}")
+    return fractions
+
+
 def run(args: argparse.Namespace) -> int:
+    if not args.delta and not args.relative_delta:
+        raise ValidationError("no budget given; pass --delta X or --relative-delta F (one or "
+                              "more)")
     spec = SweepSpec(
         mechanisms=args.mechanism, datasets=args.dataset, deltas=args.delta,
+        relative_deltas=check_relative_deltas(args.relative_delta),
         seeds=[args.seed], lp_backends=[args.lp_backend] if args.lp_backend else [],
         metrics=args.metric, skip_metrics=args.no_metric, timeout=args.timeout, repeat=args.repeat,
     )
@@ -101,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
             print(record_json(record, units, full=args.full), flush=True)
     if not args.json:
         print_table(records)
+        for line in d_const_lines(records):
+            print(line)
         print_metric_seconds(records)
     for line in metric_failure_lines(r.get("metric_errors") for r in records):
         print(line, file=sys.stderr)  # a failed metric is said, even with --json

@@ -14,7 +14,12 @@ def _describe(record: dict[str, Any]) -> str:
     # the parameters the user gave (never every default), and the data set's
     mech = format_label(record.get("mechanism"), record.get("params"))
     data = format_label(record.get("dataset"), record.get("dataset_params"))
-    text = f"{status:<7} {mech} on {data} delta={record.get('delta')}"
+    fraction = (record.get("metrics") or {}).get("relative_delta")
+    if fraction is not None and isinstance(record.get("delta"), int | float):
+        # a relative budget: Δ is d_const's multiple, its digits say nothing; the fraction does
+        text = f"{status:<7} {mech} on {data} delta={record['delta']:.6g} ({fraction:g} x d_const)"
+    else:
+        text = f"{status:<7} {mech} on {data} delta={record.get('delta')}"
     if record.get("seed") is not None:  # replicates differ only by it: name the run whole
         text += f" seed={record['seed']}"
     if isinstance(record.get("runtime_s"), int | float):
