@@ -89,3 +89,104 @@ def test_the_host_hash_covers_the_protocol_and_every_layer_but_commands(
     assert {"protocol", "host", "results", "running"} <= layers
     assert root / "protocol" / "feasibility.py" in seen
     assert "cli" not in layers
+
+
+NESTED = '''\
+import os
+if os:
+    from .a import A
+else:
+    import fpkg.b
+try:
+    from . import c
+except ImportError:
+    from .d import D
+else:
+    from .e import E
+finally:
+    from .f import F
+for _ in ():
+    from .g import G
+else:
+    from .h import H
+while False:
+    from .i import I
+with open(__file__):
+    from .j import J
+match 1:
+    case 1:
+        from .k import K
+def fn():
+    from .l import L
+    def inner():
+        from .m import M
+class C:
+    from .n import N
+    def method(self):
+        from .o import O
+async def co():
+    from .p import P
+    async with x:
+        from .q import Q
+    async for _ in y:
+        from .r import R
+VALUE = [__import__("fpkg.not_a_statement")]  # not an import statement: not followed
+'''
+
+
+def test_imports_are_found_at_every_depth_of_statements(tmp_path: Path) -> None:
+    """The walk over statements alone finds what a walk over every node finds."""
+    import ast
+
+    path = tmp_path / "nested.py"
+    path.write_text(NESTED)
+    found = fingerprint._imports(path, "fpkg.nested", False)
+    letters = "ADEFGHIJKLMNOPQR"
+    assert {f"fpkg.{x.lower()}.{x}" for x in letters} <= found
+    assert {"os", "fpkg.b", "fpkg.c"} <= found
+    tree = ast.parse(NESTED)
+    every = {n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)}
+    assert every <= set(fingerprint._statements(tree))
+
+
+def test_plugin_fingerprints_are_those_of_the_full_walk_and_import_no_solver() -> None:
+    """Fingerprinting every installed plugin runs no plugin's solver modules (a fresh
+    process: numba and sppm's solver stay unloaded; ``privbench results`` paid 2 s for
+    them), and gives the hashes that importing every candidate module and walking every
+    node gave: stored rows do not turn stale."""
+    import ast
+    import importlib.util
+    import json
+    import subprocess
+
+    code = (
+        "import json, sys\n"
+        "from privbench.host.manager import get_host\n"
+        "from privbench.running import fingerprint as f\n"
+        "rows = [(p.kind, p.name) for p in get_host().plugins()]\n"
+        "out = {f'{k}:{n}': f.plugin_fingerprint(k, n)['source'] for k, n in rows}\n"
+        "print(json.dumps({'fp': out, 'loaded': sorted(m for m in ('numba', "
+        "'privbench.plugins.mechanisms._sppm.solve') if m in sys.modules)}))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    fresh = json.loads(done.stdout)
+    assert fresh["loaded"] == []
+
+    def plain_spec(name: str):
+        try:
+            return importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+
+    fingerprint.clear_cache()
+    mp = pytest.MonkeyPatch()
+    mp.setattr(fingerprint, "_spec", plain_spec)
+    mp.setattr(fingerprint, "_statements", ast.walk)
+    try:
+        full = {key: fingerprint.plugin_fingerprint(*key.split(":", 1))["source"]
+                for key in fresh["fp"]}
+    finally:
+        mp.undo()
+        fingerprint.clear_cache()
+    assert fresh["fp"] == full
+    assert len(full) > 20

@@ -18,9 +18,11 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import importlib.machinery
 import importlib.util
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +67,31 @@ def host_hash() -> str:
     return _hash_files(files, root)
 
 
+@functools.cache
+def _spec(name: str) -> importlib.machinery.ModuleSpec | None:
+    """The spec of module ``name`` without running any module's code but packages' ``__init__``.
+
+    ``find_spec`` imports the parent first: a name read off ``from .solve import solve_sppm``
+    (``..._sppm.solve.solve_sppm``, which might have been a submodule) would run ``solve``
+    and all it imports (numba, the solvers: 2 s of ``privbench results``). A name whose
+    parent is no package is no module, so the parent is looked up first, the same way.
+    """
+    parent = name.rpartition(".")[0]
+    if parent and parent not in sys.modules:
+        parent_spec = _spec(parent)
+        if parent_spec is None or parent_spec.submodule_search_locations is None:
+            return None
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+
+
 def _module_file(name: str) -> Path | None:
     module = sys.modules.get(name)
     path = getattr(module, "__file__", None)
     if path is None:
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            return None
+        spec = _spec(name)
         path = spec.origin if spec is not None else None
     if not path or not str(path).endswith(".py"):
         return None
@@ -87,7 +106,7 @@ def _imports(path: Path, module: str, is_package: bool) -> set[str]:
         return set()
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -99,6 +118,24 @@ def _imports(path: Path, module: str, is_package: bool) -> set[str]:
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
     return found
+
+
+#: the fields of a node that hold statement lists (imports are statements, so they stand only
+#: there, at any depth of functions, classes, branches, loops, ``with``, ``try`` and ``match``)
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every statement of ``tree``: what ``ast.walk`` yields with the expressions (nine in
+    ten nodes) left out."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for field in _BODIES:
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                todo.extend(children)
 
 
 def _family(module: str) -> str:
@@ -211,5 +248,5 @@ def current_hash(details: Any) -> str | None:
 
 def clear_cache() -> None:
     """Forget cached hashes (tests that edit a plugin within one process)."""
-    for cached in (_file_digest, module_closure, plugin_fingerprint, core_fingerprint):
+    for cached in (_file_digest, module_closure, plugin_fingerprint, core_fingerprint, _spec):
         cached.cache_clear()
