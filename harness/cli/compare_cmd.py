@@ -69,6 +69,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--budget", type=float, action="append", metavar="DELTA",
                    help="distortion budget (repeatable; default: the middle stored Δ); the "
                         "first one ranks the mechanisms")
+    p.add_argument("--relative-budget", type=float, action="append", metavar="F",
+                   help="distortion budget relative to each data set, Δ = F x d_const "
+                        "(repeatable, instead of --budget; read off the stored runs' "
+                        "metrics.relative_delta: runs made with --relative-delta or "
+                        "relative_deltas)")
     p.add_argument("--min-diff", type=float, default=0.0, metavar="X",
                    help="practical floor: a difference smaller than X (in the output's unit) "
                         "is 'equal within resolution', never 'significant' (default 0: only "
@@ -126,7 +131,11 @@ def _f(v: float | None, empty: str) -> str:
 
 def _check_request(args: argparse.Namespace) -> Output:
     """Validate the thresholds and resolve ``--by`` (exit 2 naming the known outputs)."""
+    relative = getattr(args, "relative_budget", None)
+    if args.budget and relative:
+        raise ValidationError("give --budget or --relative-budget, not both")
     for flag, values in (("--target", args.target), ("--budget", args.budget),
+                         ("--relative-budget", relative),
                          ("--min-diff", [getattr(args, "min_diff", 0.0)])):
         for v in values or ():
             if not math.isfinite(v) or v < 0:
@@ -161,6 +170,7 @@ def _no_values(out: Output, db: Path, dataset: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
 
     out = _check_request(args)
     df = load_runs(args.db)
@@ -189,15 +199,30 @@ def run(args: argparse.Namespace) -> int:
     if out.direction == "neutral":
         console.print(f"[dim]{out.name} is neutral (neither more nor less private): ranked "
                       "lowest first[/]", highlight=False)
+    if getattr(args, "relative_budget", None) and d_const_of(ok) is None:
+        raise ValidationError(f"--relative-budget: no run in {args.db} was made at a relative "
+                              "budget (metrics.relative_delta: `privbench run --relative-delta "
+                              "F`, or relative_deltas in a sweep file); pass --budget DELTA")
     for instance, g in ok.groupby("instance", sort=True):
         if not output_values(g, out.name).notna().any():
             console.print(f"[dim]{instance}: no ok run has {out.name}[/]", highlight=False)
             continue
-        _compare_instance(console, args, str(instance), g, notion)
+        budgets = None
+        if getattr(args, "relative_budget", None):
+            budgets = relative_budgets(g, args.relative_budget)
+            if budgets is None:
+                console.print(f"[dim]{escape(str(instance))}: no run at a relative budget "
+                              "(metrics.relative_delta), so no d_const to scale "
+                              "--relative-budget by; pass --budget DELTA[/]", highlight=False)
+                continue
+            console.print(f"--relative-budget on {escape(str(instance))}: Δ = F x d_const, "
+                          f"d_const = {d_const_of(g):.6g}: "
+                          + ", ".join(f"F {f:g} -> Δ {b:.6g}" for f, b in
+                                      zip(args.relative_budget, budgets, strict=True)),
+                          highlight=False)
+        _compare_instance(console, args, str(instance), g, notion, budgets)
     shown = df if not args.dataset or df.empty else \
         df[df["instance"].str.contains(args.dataset, regex=False)]
-    from rich.markup import escape
-
     for line in metric_failure_lines(shown["metric_errors"] if "metric_errors" in shown else []):
         console.print("[yellow]" + escape(line) + "[/]", highlight=False)
     _legend(console, short)
@@ -256,8 +281,36 @@ def _default_targets(curves: dict[str, Curve], prior: float | None, out: Output)
     return [float(f"{lo + f * (hi - lo):.3g}") for f in fractions]
 
 
+def _fractions(g: pd.DataFrame) -> pd.Series:
+    """Each run's budget as a fraction of d_const (NaN where it was given absolutely)."""
+    return g["metrics"].map(lambda m: (m or {}).get("relative_delta") if isinstance(m, dict)
+                            else None).astype(float)
+
+
+def d_const_of(g: pd.DataFrame) -> float | None:
+    """The data set's d_const as its runs at relative budgets imply it (Δ / F)."""
+    f = _fractions(g)
+    used = (f > 0) & g["delta"].notna()
+    return float((g["delta"][used] / f[used]).median()) if used.any() else None
+
+
+def relative_budgets(g: pd.DataFrame, fractions: list[float]) -> list[float] | None:
+    """Δ for each fraction F of d_const: the stored Δ of the runs made at F (so that the
+    excess and interval columns, which read runs at exactly that Δ, find them), else
+    F x d_const; None when no run carries a fraction."""
+    scale = d_const_of(g)
+    if scale is None:
+        return None
+    f = _fractions(g)
+    out = []
+    for fraction in fractions:
+        at = g["delta"][np.isclose(f, fraction, rtol=1e-12, atol=0.0)]
+        out.append(float(at.iloc[0]) if len(at) else fraction * scale)
+    return out
+
+
 def _compare_instance(console: Any, args: argparse.Namespace, instance: str, g: pd.DataFrame,
-                      notion: Notion) -> None:
+                      notion: Notion, budgets: list[float] | None = None) -> None:
     """The table of one data set, then the sentences that read it."""
     from rich.markup import escape
 
@@ -266,7 +319,7 @@ def _compare_instance(console: Any, args: argparse.Namespace, instance: str, g: 
     prior = _prior(g, out)
     targets = args.target or _default_targets(curves, prior, out)
     deltas = sorted(g["delta"].unique())
-    budgets = args.budget or [float(deltas[len(deltas) // 2])]
+    budgets = budgets or args.budget or [float(deltas[len(deltas) // 2])]
     # the reference for ratios is never a curve with a run stopped uncertified, if avoidable
     final = [label for label in curves if label not in set(_unconverged(g)["label"])]
     ref = args.reference or pick_reference(final or list(curves))
