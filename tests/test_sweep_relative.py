@@ -133,3 +133,12 @@ def test_run_refuses_a_missing_or_bad_relative_budget(argv, said, capsys, tmp_pa
     assert main(["run", "-m", "expmec", "-d", "synthetic:m=3", "--db", str(db), *argv]) == 2
     assert said in capsys.readouterr().err
     assert not db.exists()  # refused before anything ran or was stored
+
+
+def test_a_spec_built_in_python_gets_its_fractions_checked_too() -> None:
+    from privbench.running.plan import SweepSpec
+
+    spec = SweepSpec(mechanisms=["expmec"], datasets=["synthetic:m=3"], deltas=[],
+                     relative_deltas=[-0.5])
+    with pytest.raises(ValidationError, match="relative_deltas must be a finite fraction"):
+        plan_runs(spec)

@@ -209,14 +209,15 @@ def run(args: argparse.Namespace) -> int:
             continue
         budgets = None
         if getattr(args, "relative_budget", None):
-            budgets = relative_budgets(g, args.relative_budget)
-            if budgets is None:
+            scaled = relative_budgets(g, args.relative_budget)
+            if scaled is None:
                 console.print(f"[dim]{escape(str(instance))}: no run at a relative budget "
                               "(metrics.relative_delta), so no d_const to scale "
                               "--relative-budget by; pass --budget DELTA[/]", highlight=False)
                 continue
+            scale, budgets = scaled
             console.print(f"--relative-budget on {escape(str(instance))}: Δ = F x d_const, "
-                          f"d_const = {d_const_of(g):.6g}: "
+                          f"d_const = {scale:.6g}: "
                           + ", ".join(f"F {f:g} -> Δ {b:.6g}" for f, b in
                                       zip(args.relative_budget, budgets, strict=True)),
                           highlight=False)
@@ -294,9 +295,10 @@ def d_const_of(g: pd.DataFrame) -> float | None:
     return float((g["delta"][used] / f[used]).median()) if used.any() else None
 
 
-def relative_budgets(g: pd.DataFrame, fractions: list[float]) -> list[float] | None:
-    """Δ for each fraction F of d_const: the stored Δ of the runs made at F (so that the
-    excess and interval columns, which read runs at exactly that Δ, find them), else
+def relative_budgets(g: pd.DataFrame, fractions: list[float]
+                     ) -> tuple[float, list[float]] | None:
+    """(d_const, Δ for each fraction F of it): the stored Δ of the runs made at F (so that
+    the excess and interval columns, which read runs at exactly that Δ, find them), else
     F x d_const; None when no run carries a fraction."""
     scale = d_const_of(g)
     if scale is None:
@@ -306,7 +308,7 @@ def relative_budgets(g: pd.DataFrame, fractions: list[float]) -> list[float] | N
     for fraction in fractions:
         at = g["delta"][np.isclose(f, fraction, rtol=1e-12, atol=0.0)]
         out.append(float(at.iloc[0]) if len(at) else fraction * scale)
-    return out
+    return scale, out
 
 
 def _compare_instance(console: Any, args: argparse.Namespace, instance: str, g: pd.DataFrame,

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import Any
 
 from privbench.cli.common import add_store_args, execute, print_table
 from privbench.protocol.errors import ValidationError
 from privbench.protocol.plugin import format_label
-from privbench.running.plan import SweepSpec, check_timeout, plan_runs
+from privbench.running.plan import SweepSpec, check_fractions, check_timeout, plan_runs
 from privbench.running.records import declared_units, metric_failure_lines, record_json
 
 
@@ -101,22 +100,13 @@ def print_metric_seconds(records: list[dict[str, Any]]) -> None:
         Console().print(line, highlight=False)
 
 
-def check_relative_deltas(fractions: list[float]) -> list[float]:
-    """``--relative-delta`` values: finite fractions >= 0."""
-    for f in fractions:
-        if not (math.isfinite(f) and f >= 0):
-            raise ValidationError(f"--relative-delta must be a finite fraction >= 0 of the data "
-                                  f"set's d_const (e.g. 0.1); got {f!r}")
-    return fractions
-
-
 def run(args: argparse.Namespace) -> int:
     if not args.delta and not args.relative_delta:
         raise ValidationError("no budget given; pass --delta X or --relative-delta F (one or "
                               "more)")
     spec = SweepSpec(
         mechanisms=args.mechanism, datasets=args.dataset, deltas=args.delta,
-        relative_deltas=check_relative_deltas(args.relative_delta),
+        relative_deltas=check_fractions(args.relative_delta, "--relative-delta"),
         seeds=[args.seed], lp_backends=[args.lp_backend] if args.lp_backend else [],
         metrics=args.metric, skip_metrics=args.no_metric, timeout=args.timeout, repeat=args.repeat,
     )

@@ -168,6 +168,16 @@ def sweep_spec_from(data: dict[str, Any], p: Path = Path("sweep")) -> SweepSpec:
     )
 
 
+def check_fractions(fractions: list[float], what: str = "relative_deltas") -> list[float]:
+    """Budgets relative to d_const (``what`` names them in the error): finite, >= 0."""
+    for f in fractions:
+        if isinstance(f, bool) or not isinstance(f, int | float) or not (
+                math.isfinite(f) and f >= 0):
+            raise ValidationError(f"{what} must be a finite fraction >= 0 of the data set's "
+                                  f"d_const (e.g. 0.1); got {f!r}")
+    return fractions
+
+
 def _relative_deltas(data: dict[str, Any], p: Path) -> list[float]:
     """``relative_deltas``: a list of finite fractions >= 0 (empty when absent)."""
     value = data.get("relative_deltas", [])
@@ -299,6 +309,7 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
         raise ValidationError(f"workers must be an integer >= 1; got {spec.workers!r}")
     if not deltas and not spec.relative_deltas:
         raise ValidationError("no budget given; pass --delta X (one or more)")
+    check_fractions(spec.relative_deltas)
     if spec.relative_deltas and not load_datasets:
         raise ValidationError("relative_deltas need each data set's d_const, so the data sets "
                               "must be loaded while planning")
