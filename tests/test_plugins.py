@@ -28,6 +28,27 @@ def test_builtins_load_through_entry_points(host: PluginHost) -> None:
         assert row.version == pb.__version__
 
 
+def test_each_distribution_metadata_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host names every entry point's distribution without re-reading its METADATA
+    (each ``Distribution.metadata`` access parses the file again)."""
+    from privbench.host import manager
+
+    eps = list(manager.md.entry_points(group="privbench"))
+    dists = {id(ep.dist) for ep in eps}
+    reads = []
+    for cls in {type(ep.dist) for ep in eps}:  # the classes the host's own lookup returns
+        real = cls.metadata
+
+        def counting(self, real=real):  # noqa: ANN001, ANN202 - a property's getter
+            reads.append(self)
+            return real.fget(self)
+
+        monkeypatch.setattr(cls, "metadata", property(counting))
+    PluginHost()
+    assert len(eps) > len(dists)  # dozens of built-in entry points, one distribution
+    assert len(reads) == len(dists)
+
+
 class _Dup(pb.MappingMechanism):
     name = "expmec"
 

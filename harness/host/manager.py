@@ -174,6 +174,28 @@ class _Source:
     module: str
 
 
+class _DistributionNames:
+    """Each entry point's distribution name and version, its metadata parsed once.
+
+    ``Distribution.name`` and ``.version`` parse the METADATA file on every access (about
+    0.7 ms each); the host read them three times for each of the ~50 built-in entry points,
+    a tenth of ``privbench plugins``' start-up."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[Any, tuple[str, str]]] = {}
+
+    def __call__(self, ep: md.EntryPoint) -> tuple[str, str]:
+        dist = getattr(ep, "dist", None)
+        if dist is None:
+            return "?", "?"
+        hit = self._seen.get(id(dist))
+        if hit is None or hit[0] is not dist:
+            meta = dist.metadata
+            hit = (dist, (meta["Name"] or "?", meta["Version"] or "?"))
+            self._seen[id(dist)] = hit
+        return hit[1]
+
+
 class PluginHost:
     """Facade over the pluggy manager: load plugins, list them, look them up by kind."""
 
@@ -202,13 +224,12 @@ class PluginHost:
         allow = _env_list("PRIVBENCH_PLUGINS", self.env)
         blocked = _env_list("PRIVBENCH_DISABLE_PLUGINS", self.env) or set()
         eps = list(md.entry_points(group=group))
+        identity = _DistributionNames()
         # built-ins first, so they keep their names when a third party collides
-        eps.sort(key=lambda ep: (getattr(ep.dist, "name", "") != BUILTIN_DISTRIBUTION, ep.name))
+        eps.sort(key=lambda ep: (identity(ep)[0] != BUILTIN_DISTRIBUTION, ep.name))
         seen_dists: set[tuple[str, str]] = set()
         for ep in eps:
-            dist = getattr(ep, "dist", None)
-            dist_name = dist.name if dist is not None else "?"
-            version = dist.version if dist is not None else "?"
+            dist_name, version = identity(ep)
             if (ep.name, ep.value) in seen_dists:
                 continue  # the same distribution seen twice on sys.path
             seen_dists.add((ep.name, ep.value))
