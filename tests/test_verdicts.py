@@ -182,9 +182,40 @@ def test_an_uncertified_more_private_twin_keeps_the_gap_verdict() -> None:
     assert "not ranked: sppm is not certified" in text and EQUAL not in text, text
 
 
-def test_the_gaps_count_only_when_both_runs_carry_one() -> None:
-    a, b = _twins(1e-3, None)  # expmec-like: no certificate, its value is final
+def test_the_less_private_runs_own_gap_counts_the_other_ones_does_not() -> None:
+    """sppm (gap 1e-3) 4e-4 bits above an expmec-like run (no certificate) at the same Δ:
+    the optimum there is at most expmec's value, so sppm's excess is within its own gap,
+    solver tolerance. Reversed (the run without a certificate is the less private one, its
+    value final), the more private run's gap excuses nothing: significant."""
+    a, b = _twins(1e-3, None)
+    text = verdict(a, b, _out("mi_bits"))
+    assert EQUAL in text and WITHIN_GAP in text and "less private run's" in text, text
+    a, b = _twins(None, 1e-3)
     assert "significant, less private" in verdict(a, b, _out("mi_bits"))
+    a, b = _twins(3e-4, None)  # the excess 4e-4 is beyond the gap: a finding
+    assert "significant, less private" in verdict(a, b, _out("mi_bits"))
+    a, b = _twins(1e-3, None)
+    a["metrics"]["converged"] = False  # stopped at its cap: its gap certifies nothing
+    text = verdict(a, b, _out("mi_bits"))
+    assert "not ranked: sppm is not certified" in text and EQUAL not in text, text
+
+
+def test_two_runs_at_zero_on_the_sample_are_not_ranked_by_a_biased_paired_interval() -> None:
+    """census top 50 at Δ = 1.2: optimal (1.5e-11 bits, gap 1.5e-11) against perfect_privacy
+    (7e-17): both intervals [0, 0]; on every resample perfect_privacy's mapping leaks more
+    (its plug-in bias is larger), so the bias-corrected paired interval, [1.1e-4, 9.9e-4],
+    excluded its own estimate and read 'significant, less private'."""
+    rng = np.random.default_rng(0)
+    pp = rng.uniform(2e-4, 1.2e-3, 200)
+    opt = pp - rng.uniform(1e-4, 1e-3, 200)
+    ci0 = {"mi_bits_ci95": [0.0, 0.0]}
+    a = _boot_row("optimal", 1.535e-11, opt.tolist(), metrics=dict(ci0))
+    b = _boot_row("perfect_privacy", 7.4e-17, pp.tolist(), metrics=dict(ci0))
+    text = verdict(a, b, _out("mi_bits"))
+    assert "significant" not in text and "not distinguishable" in text, text
+    assert "[0, 0]" in text and "[" not in text.split("(paired")[0], text
+    b["metrics"]["mi_bits_ci95"] = [0.0, 2e-3]  # one run's leakage is not at its boundary
+    assert "neither leaks" not in verdict(a, b, _out("mi_bits"))
 
 
 def test_the_gaps_bound_i_only() -> None:

@@ -140,9 +140,6 @@ def verdict(a: pd.Series, b: pd.Series, out: Output, min_diff: float = 0.0) -> s
     """How run ``a`` compares with run ``b``: the difference, its interval, how it was
     tested and one of the verdicts of :mod:`privbench.results.verdicts`."""
     va, vb = _spread(a, out)[0], _spread(b, out)[0]
-    lp = [output_of(r, "lp_gap") for r in (a, b)]
-    res = resolution((va, vb), gaps=(_gap(a, out), _gap(b, out)), lp_gaps=(lp[0], lp[1]),
-                     min_diff=min_diff)
     users, diffs = None, None
     if _varies(a, out) or _varies(b, out):
         diff = replicate_difference(*_spread(a, out), *_spread(b, out))
@@ -158,10 +155,36 @@ def verdict(a: pd.Series, b: pd.Series, out: Output, min_diff: float = 0.0) -> s
             return (f"{_fmt(va - vb)} (over replicates): {IDENTICAL}, no spread to test "
                     "against (no paired bootstrap)")
         return "no paired bootstrap (no user records, or other draws)"
-    span = f"{_fmt(diff.estimate)} [{_fmt(diff.low)}, {_fmt(diff.high)}]"
-    found = decide(diff.estimate, diff.low, diff.high, res,
-                   higher=out.direction == "higher", users=users, diffs=diffs)
+    lp = [output_of(r, "lp_gap") for r in (a, b)]
+    res = resolution((va, vb), gaps=(_gap(a, out), _gap(b, out)), lp_gaps=(lp[0], lp[1]),
+                     min_diff=min_diff, worse_gap=_worse_gap(a, b, diff.estimate, out))
+    at_zero = _both_at_zero(a, b, out)
+    span = _fmt(diff.estimate) if at_zero else \
+        f"{_fmt(diff.estimate)} [{_fmt(diff.low)}, {_fmt(diff.high)}]"
+    found = decide(diff.estimate, diff.low, diff.high, res, higher=out.direction == "higher",
+                   users=users, diffs=diffs, both_at_zero=at_zero)
     return f"{span} ({how}): {_not_final(a, b, found, diff.estimate, res, out) or found.text()}"
+
+
+def _worse_gap(a: pd.Series, b: pd.Series, estimate: float, out: Output) -> float | None:
+    """The certified gap of the less private of ``a`` and ``b`` (``estimate`` = a - b), when
+    it has one and did not stop at its cap. Both rows of a table are at one budget Δ and the
+    other run spends at most Δ, so the optimum at Δ is at most the other's value and the
+    certified run's excess over it is at most its gap (I(A; B̂) only: ``_gap``)."""
+    if estimate == 0 or out.direction == "neutral":
+        return None
+    worse = a if (estimate > 0) == (out.direction == "lower") else b
+    return None if _converged(worse) is False else _gap(worse, out)
+
+
+def _both_at_zero(a: pd.Series, b: pd.Series, out: Output) -> bool:
+    """Both runs' own intervals of a leakage (lower is more private) are [0, 0] to the
+    numeric floor: neither leaks anything detectable on this sample."""
+    if out.direction != "lower":
+        return False
+    cis = [interval_of(r.to_frame().T, out.name).iloc[0] for r in (a, b)]
+    return all(ci is not None and abs(ci[0]) <= ABS_FLOOR and abs(ci[1]) <= ABS_FLOOR
+               for ci in cis)
 
 
 def uncertainty_tables(collapsed: pd.DataFrame, budgets: list[float], out: Output,
