@@ -250,6 +250,27 @@ def test_identical_replicates_do_not_flip_on_rounding(noise) -> None:
     assert "paired bootstrap" in text and EQUAL in text, text
 
 
+@pytest.mark.parametrize("noise", [0.0, 1e-17])
+def test_a_difference_between_exact_values_stands_as_measured(noise) -> None:
+    """synthetic m = 4 at Δ = 4, seeds [0, 1, 2]: expmec 0.3645 bits above optimal read
+    'identical across replicates', as if the two were equal. On a distribution (no user
+    records) the values are exact: beyond the resolution the difference is significant,
+    within it (rounding, the less private run's certified gap) equal."""
+    exact = {"user_records": 0}
+    a, b = (_replicates(label, value, sd, boot=False) for label, value, sd in
+            (("expmec", 0.6499, noise), ("optimal", 0.2854, 0.0)))
+    a["metrics"], b["metrics"] = dict(exact), dict(exact)
+    text = verdict(a, b, _out("mi_bits"))
+    assert "(exact): significant, less private" in text and IDENTICAL not in text, text
+    assert "(exact): significant, more private" in verdict(b, a, _out("mi_bits"))
+    a["mi_bits"], a["gap_bits"] = 0.2854 + 1.8e-5, 1.9e-5  # sppm, within its own gap
+    text = verdict(a, b, _out("mi_bits"))
+    assert "(exact): " + EQUAL in text and WITHIN_GAP in text, text
+    a["metrics"]["user_records"] = 45_222  # sampled users: the seeds carry no spread
+    a["mi_bits"] = 0.6499
+    assert IDENTICAL in verdict(a, b, _out("mi_bits"))
+
+
 def test_replicates_that_vary_are_tested_over_replicates() -> None:
     a, b = _replicates("x", 0.30, 0.01, boot=False), _replicates("y", 0.10, 0.01, boot=False)
     text = verdict(a, b, _out("mi_bits"))
@@ -460,3 +481,15 @@ def test_interval_ends_of_rounding_size_print_as_zero() -> None:
     assert _interval_cell((0.0, 8.171e-17)) == "[0, 0]"
     assert _interval_cell((-3e-17, 1e-9)) == "[0, 1e-09]"
     assert _interval_cell(None) == "—"
+
+
+def test_a_run_says_whether_its_values_are_exact(tmp_path, capsys) -> None:
+    """metrics.user_records: 0 on a distribution (synthetic), the users behind a CSV."""
+    path = tmp_path / "five.csv"
+    path.write_text("a,x,y\n0,0,0\n1,1,0\n0,0,1\n1,1,1\n0,1,0\n", encoding="utf-8")
+    for dataset, users in (("synthetic:m=3", 0), (f"csv:path={path},private=a", 5)):
+        assert main(["run", "-m", "identity", "-d", dataset, "--delta", "0.5", "--no-store",
+                     "--json", "--no-metric", "bootstrap"]) == 0
+        (line,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()
+                   if x.startswith("{")]
+        assert line["metrics"]["user_records"] == users

@@ -150,20 +150,49 @@ def verdict(a: pd.Series, b: pd.Series, out: Output, min_diff: float = 0.0) -> s
         counts = [u for u in (users_of(_boot(a)), users_of(_boot(b))) if u is not None]
         users = min(counts) if counts else None
         diffs = paired_samples(_boot(a), _boot(b), out.name)
+    if diff is None and _exact(a) and _exact(b):  # neither varies: else over replicates
+        return _exact_difference(a, b, va - vb, out, min_diff)
     if diff is None:
         if _identical(a, out) and _identical(b, out):
             return (f"{_fmt(va - vb)} (over replicates): {IDENTICAL}, no spread to test "
                     "against (no paired bootstrap)")
         return "no paired bootstrap (no user records, or other draws)"
-    lp = [output_of(r, "lp_gap") for r in (a, b)]
-    res = resolution((va, vb), gaps=(_gap(a, out), _gap(b, out)), lp_gaps=(lp[0], lp[1]),
-                     min_diff=min_diff, worse_gap=_worse_gap(a, b, diff.estimate, out))
+    res = _resolution(a, b, diff.estimate, out, min_diff)
     at_zero = _both_at_zero(a, b, out)
     span = _fmt(diff.estimate) if at_zero else \
         f"{_fmt(diff.estimate)} [{_fmt(diff.low)}, {_fmt(diff.high)}]"
     found = decide(diff.estimate, diff.low, diff.high, res, higher=out.direction == "higher",
                    users=users, diffs=diffs, both_at_zero=at_zero)
     return f"{span} ({how}): {_not_final(a, b, found, diff.estimate, res, out) or found.text()}"
+
+
+def _exact(row: pd.Series) -> bool:
+    """The run's data set is a distribution (no user records: ``metrics.user_records`` 0),
+    so its values are exact, not estimates from a sample of users."""
+    metrics = row.get("metrics")
+    return isinstance(metrics, dict) and metrics.get("user_records") == 0
+
+
+def _exact_difference(a: pd.Series, b: pd.Series, estimate: float, out: Output,
+                      min_diff: float) -> str:
+    """The verdict on a difference between exact values (a distribution, no sampled users;
+    replicates, if any, agree): there is no sampling spread, so the difference stands as
+    measured, beyond the resolution (rounding, certified gaps, --min-diff) or not."""
+    res = _resolution(a, b, estimate, out, min_diff)
+    found = decide(estimate, estimate, estimate, res, higher=out.direction == "higher")
+    text = _not_final(a, b, found, estimate, res, out) or found.text()
+    if found.word == SIGNIFICANT:
+        text += " (exact values: the data set is a distribution, not a sample of users)"
+    return f"{_fmt(estimate)} (exact): {text}"
+
+
+def _resolution(a: pd.Series, b: pd.Series, estimate: float, out: Output,
+                min_diff: float) -> Resolution:
+    """The resolution of a - b (:func:`privbench.results.verdicts.resolution`)."""
+    lp = [output_of(r, "lp_gap") for r in (a, b)]
+    return resolution((_spread(a, out)[0], _spread(b, out)[0]),
+                      gaps=(_gap(a, out), _gap(b, out)), lp_gaps=(lp[0], lp[1]),
+                      min_diff=min_diff, worse_gap=_worse_gap(a, b, estimate, out))
 
 
 def _worse_gap(a: pd.Series, b: pd.Series, estimate: float, out: Output) -> float | None:
@@ -206,9 +235,11 @@ def uncertainty_tables(collapsed: pd.DataFrame, budgets: list[float], out: Outpu
         within = pd.Series([not _over_budget(r, b) for _, r in at.iterrows()], index=at.index)
         at = pd.concat([at[within], at[~within]])
         best = at.iloc[0]
-        table = Table(title=escape(f"{instance}: {out.name} at Δ = {b:g}, 95 % intervals over "
-                                   f"resampled users; differences to {best['label']} (paired "
-                                   "bootstrap, or over replicates)"))
+        how = ("exact values (the data set is a distribution: no sampled users)"
+               if all(_exact(r) for _, r in at.iterrows()) else
+               "95 % intervals over resampled users")
+        table = Table(title=escape(f"{instance}: {out.name} at Δ = {b:g}, {how}; differences "
+                                   f"to {best['label']} (paired bootstrap, or over replicates)"))
         for col in ("mechanism", out.name, "95 % interval", "E[d]", f"vs {best['label']}"):
             table.add_column(escape(col), justify="left" if col == "mechanism" else "right")
         for idx, row in at.iterrows():

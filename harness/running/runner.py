@@ -299,6 +299,9 @@ def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None
     if problem.meta.get("data_files"):  # which exact files (sha256) the run read
         record["data_files"] = {"data_files": dict(problem.meta["data_files"])}
     record["metrics"]["dataset_name"] = problem.name
+    # 0: the data set is a distribution (synthetic), so its values are exact, not estimates
+    # from sampled users; compare then reads an identical difference as exact
+    record["metrics"]["user_records"] = 0 if problem.records is None else int(len(problem.records))
     if problem.meta.get("notes"):  # warnings about the data set (e.g. overfitting profiles)
         record["metrics"]["dataset_notes"] = [str(n) for n in problem.meta["notes"]]
     mechanism = _create(spec)
