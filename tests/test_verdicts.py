@@ -371,11 +371,26 @@ def test_compare_says_why_a_ratio_below_a_certified_optimum_is_not_printed(tmp_p
     text = re.sub(r"\s+", " ", capsys.readouterr().out)
     assert "needs 0.36x" not in text and "x the distortion of sppm" not in text
     assert "expmec: no ratio to sppm" in text and "see note" in text
+    assert "read on the straight segment between its measured points E[d] = 0 and 2" in text
     from privbench.plugins.reporters import tables
 
     summary = tables.tradeoff_summary(pb.load_runs(db))
     row = next(r for r in summary["rows"] if r[0] == "expmec")
     assert "see note" in row and "not a finding" in summary["note"]
+
+
+def test_the_note_names_the_point_a_one_point_reference_was_read_at(tmp_path, capsys) -> None:
+    """census top 50: optimal measured at Δ = 1.2 only, perfect privacy at E[d] = 1.054; the
+    note said optimal's curve 'is read between optimal's measured points (E[d] = 1.2)'."""
+    db = tmp_path / "c.sqlite"
+    with ResultStore(db) as s:
+        s.add(_record("sppm", 2.0, 0.0, gap_bits=1e-3, metrics={"converged": True}))
+        s.add(_record("expmec", 0.5, 0.2))
+    assert main(["compare", "--db", str(db), "--budget", "2", "--target", "0.25",
+                 "--reference", "sppm"]) == 0
+    text = re.sub(r"\s+", " ", capsys.readouterr().out)
+    assert "expmec: no ratio to sppm" in text and "between" not in text.split("no ratio")[1]
+    assert "at its least measured distortion, E[d] = 2 (its only point)" in text, text
 
 
 def test_a_ratio_below_an_uncertified_reference_is_a_finding(tmp_path, capsys) -> None:

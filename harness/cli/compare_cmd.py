@@ -29,6 +29,7 @@ from privbench.results.pareto import (
     Curve,
     MechanismSummary,
     default_targets,
+    distortion_for_leakage,
     rank_rows,
     summarise,
 )
@@ -370,15 +371,35 @@ def _compare_instance(console: Any, args: argparse.Namespace, instance: str, g: 
 
 def _chord_note(r: MechanismSummary, ref: str, t: float, ref_curve: Curve, gap: float | None,
                 notion: Notion) -> str:
-    """Why no ratio is printed where it would claim to beat a certified optimum."""
+    """Why no ratio is printed where it would claim to beat a certified optimum: the
+    reference's E[d] for the target is read at a measured point or on the straight segment
+    between two, and the optimum's convex curve can reach the target with less."""
     need = r.distortion_for[t]
-    points = ", ".join(f"{d:.4g}" for d in ref_curve.distortion)
     return (f"{r.label}: no ratio to {ref} for {notion.phrase} {notion.op} {t:g}: it gets there "
-            f"at E[d] = {_f(need, '?')}, less than {ref}'s curve, which is read between "
-            f"{ref}'s measured points (E[d] = {points}); {ref} certifies those points optimal "
-            f"to {gap:.3g} bits and the optimum's curve lies below the straight segment "
-            f"between them, so the ratio would be the segment's, not a finding. Measure {ref} "
-            f"at Δ = {_f(need, '?')} for a ratio")
+            f"at E[d] = {_f(need, '?')}, less than {ref}, {_where_read(ref_curve, t, ref)}; "
+            f"{ref} certifies its points optimal to {gap:.3g} bits, and the optimum's curve "
+            f"can reach the target with less distortion than that, so the ratio would be "
+            f"{ref}'s sampling of the curve, not a finding. Measure {ref} at "
+            f"Δ = {_f(need, '?')} for a ratio")
+
+
+def _where_read(curve: Curve, target: float, ref: str) -> str:
+    """Where ``curve`` reaches ``target`` (as :func:`distortion_for_leakage` reads it): its
+    least measured point, one measured point, or a segment between two."""
+    d, k = curve.distortion, curve.key(curve.leakage)
+    hits = np.flatnonzero(k <= curve.key(target))
+    if not hits.size:
+        return "which does not reach it"
+    j = int(hits[0])
+    only = " (its only point)" if len(curve) == 1 else ""
+    if j == 0:
+        return (f"which reaches it at its least measured distortion, E[d] = {d[0]:.4g}{only}: "
+                f"{ref} was not measured below it")
+    if not (curve.interpolate and np.isfinite(k[j - 1])):
+        return f"which reaches it at its measured point E[d] = {d[j]:.4g}"
+    at = distortion_for_leakage(curve, target)
+    return (f"which reaches it at E[d] = {_f(at, '?')}, read on the straight segment between "
+            f"its measured points E[d] = {d[j - 1]:.4g} and {d[j]:.4g}")
 
 
 def _table(instance: str, g: pd.DataFrame, rows: list[MechanismSummary],

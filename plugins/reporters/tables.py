@@ -62,8 +62,9 @@ def tradeoff_summary(ok: pd.DataFrame) -> Table | None:
             "between measured points (time-sharing); '-' = not reached in the measured range.")
     if any(pb.below_chord(v, ref_gap) for r in rows for v in r.ratio.values()):
         note += (f" 'see note': a ratio below 1 against {ref}, which certifies its points "
-                 "optimal, would be the straight segment's between its measured points (above "
-                 f"the optimum's curve), not a finding: measure {ref} at more budgets.")
+                 "optimal, would come from where its curve was sampled (the straight segment "
+                 "between two measured points, above the optimum's curve, or its least "
+                 f"measured distortion), not a finding: measure {ref} at more budgets.")
     if stopped:
         note += (" * not certified: a run stopped at its cap without its certificate (gap in "
                  "the runs table); its values are upper bounds, not final.")
