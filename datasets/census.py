@@ -230,7 +230,7 @@ class Census(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
                 "https://doi.org/10.24432/C5XW20")
     test_parameters = {"top_k": [20]}
 
-    def __init__(self, top_k: int | str = 300, split: str = "both", missing: str = "drop",
+    def __init__(self, top_k: int | str | None = 300, split: str = "both", missing: str = "drop",
                  private: str = "income", public: list[str] | str | None = None,
                  bins: Any = None, data_dir: str | None = None, download: bool = True,
                  **sampling: Any) -> None:

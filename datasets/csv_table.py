@@ -452,7 +452,7 @@ class CSVTable(TableAdapter):
 
     def __init__(self, path: str | None = None, private: str | None = None,
                  public: list[str] | str | None = None, bins: Any = None,
-                 bin_strategy: str = "quantile", top_k: int | str = "all",
+                 bin_strategy: str = "quantile", top_k: int | str | None = "all",
                  distortion: str = "hamming", missing: str = "drop", sep: str = ",",
                  encoding: str = "utf-8", **sampling: Any) -> None:
         super().__init__(**sampling)

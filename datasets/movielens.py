@@ -235,7 +235,7 @@ class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
                 "History and Context. ACM TiiS 5(4), 19:1-19:19. https://doi.org/10.1145/2827872")
     test_parameters = {"variant": ["100k"], "top_genres": [3]}
 
-    def __init__(self, variant: str = "100k", top_genres: int = 6, top_k: int | str = "all",
+    def __init__(self, variant: str = "100k", top_genres: int = 6, top_k: int | str | None = "all",
                  private: str = "gender", data_dir: str | None = None, download: bool = True,
                  **sampling: Any) -> None:
         self.variant = variant

@@ -192,7 +192,7 @@ class PoliticsTV(RowSampledMixin, pb.DatasetAdapter):
                 "data. IEEE GlobalSIP 2013.")
 
     def __init__(self, path: str | None = None, ratings: str = "binary", shows: str = "top5",
-                 top_k: int | str = "all", distortion: str | None = None,
+                 top_k: int | str | None = "all", distortion: str | None = None,
                  **sampling: Any) -> None:
         self.path = path
         self.ratings = ratings
@@ -418,7 +418,7 @@ class PoliticsTVSurrogate(RowSampledMixin, pb.DatasetAdapter):
     test_parameters = {"ratings": ["binary", "stars"], "shows": ["top5"]}
 
     def __init__(self, seed: int = 0, ratings: str = "binary", shows: str = "top5",
-                 top_k: int | str = "all", distortion: str | None = None,
+                 top_k: int | str | None = "all", distortion: str | None = None,
                  n_users: int = 1218, n_democrats: int = 744, **sampling: Any) -> None:
         self.seed = seed
         self.ratings = ratings

