@@ -35,7 +35,7 @@ def _csv(tmp_path: Path, name: str, text: str) -> str:
         (["-m", "tradeoff:p=0", "-d", "synthetic:m=3"], "p must be an integer >= 1"),
         (["-m", "tradeoff:objective=svm", "-d", "synthetic:m=3"], "objective must be one of"),
         (["-m", "tradeoff:executor=nope", "-d", "synthetic:m=3"], "unknown executor 'nope'"),
-        (["-m", "expmec", "-d", "synthetic:m=abc"], "parameter m must be a number (default 6); got 'abc'"),
+        (["-m", "expmec", "-d", "synthetic:m=abc"], "parameter m must be a number (int, default 6); got 'abc'"),
         (["-m", "expmec", "-d", "synthetic:m=0"], "m must be an integer in 1..24"),
         (["-m", "expmec:beta=1,beta=2", "-d", "synthetic:m=3"], "'beta' given twice"),
         # time limits and worker counts

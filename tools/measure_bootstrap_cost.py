@@ -56,7 +56,7 @@ def main() -> None:
     args = ap.parse_args()
     old = reference_module(args.reference).BootstrapIntervals()
     new = bs.BootstrapIntervals()
-    cases = [pb.parse_spec(spec, what="dataset") for spec in args.dataset] if args.dataset \
+    cases = [pb.parse_spec(spec, what="dataset", kind="dataset") for spec in args.dataset] if args.dataset \
         else CASES
     for name, params in cases:
         problem = pb.load_dataset(name, **params)

@@ -51,7 +51,7 @@ def main() -> None:
     ap.add_argument("--epsilon", type=float, default=0.1)
     ap.add_argument("--runs", type=int, default=15)
     args = ap.parse_args()
-    name, params = pb.parse_spec(args.dataset, what="dataset")
+    name, params = pb.parse_spec(args.dataset, what="dataset", kind="dataset")
     problem = pb.load_dataset(name, **params)
     spent: dict[str, float] = collections.defaultdict(float)
     for owner, method, label in PHASES:

@@ -18,7 +18,7 @@ from typing import Any
 
 from privbench.protocol.errors import PrivbenchError, ValidationError
 from privbench.protocol.mechanism import Mechanism
-from privbench.running.specs import parse_spec
+from privbench.running.specs import split_spec, typed_params
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -99,9 +99,10 @@ def run(args: argparse.Namespace) -> int:
 
     module_name, _, class_name = args.target.partition(":") if not Path(args.target).is_file() \
         else (args.target, "", "")
-    params = parse_spec(f"x:{args.params}", what="--params")[1] if args.params else None
+    raw = split_spec(f"x:{args.params}", what="--params")[1] if args.params else None
     failed = 0
     for cls in mechanisms_in(_import(module_name), class_name or None):
+        params = typed_params(cls, raw) if raw is not None else None
         grid = "the given parameters" if params is not None else (
             f"test_parameters {cls.test_parameters}" if cls.test_parameters else "its defaults")
         print(f"checking {cls.name} ({cls.__module__}.{cls.__qualname__}), a {cls.output} "

@@ -15,7 +15,7 @@ from typing import Any
 
 from privbench.host.manager import get_host
 from privbench.protocol.errors import PluginError
-from privbench.running.specs import parse_spec
+from privbench.running.specs import split_spec, typed_params
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -40,9 +40,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _adapter(spec: str) -> Any:
-    name, params = parse_spec(spec, what="dataset")
+    name, raw = split_spec(spec, what="dataset")
     cls = get_host().get("dataset", name)
-    return cls.create(**params)
+    return cls.create(**typed_params(cls, raw))
 
 
 def _plain(value: Any) -> Any:

@@ -19,7 +19,7 @@ from privbench.host.manager import get_host
 from privbench.protocol.checks import BUDGET, DELTA_ROLES, delta_value, finite_float, positive_int, seed_value
 from privbench.protocol.errors import PluginError, PrivbenchError, ValidationError, did_you_mean
 from privbench.running.problems import load_problem
-from privbench.running.specs import RunSpec, parse_spec
+from privbench.running.specs import RunSpec, parse_spec, split_spec, typed_params
 
 #: the plugin kind ``--lp-backend`` / ``lp_backends = [...]`` fill in (a convenience: each
 #: mechanism declares which parameter names its LP backend, ``plugin_params``)
@@ -323,8 +323,9 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
     texts = spec.mechanisms + (missing_baselines(spec.mechanisms, host.mechanisms())
                                if spec.baselines else [])
     for text in texts:
-        name, params = parse_spec(text, what="mechanism")
+        name, raw = split_spec(text, what="mechanism")
         cls = host.get("mechanism", name)
+        params = typed_params(cls, raw)  # converted by the parameters' annotations
         lp_param = next((p for p, kind in cls.plugin_params.items() if kind == LP_KIND), None)
         if spec.lp_backends and lp_param is None and strict_lp:
             raise ValidationError(f"mechanism {name!r} does not use an LP backend (--lp-backend)")
@@ -346,7 +347,7 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
             delta_value(delta, cls.delta_role)
     datasets: list[tuple[str, dict[str, Any]]] = []
     for text in spec.datasets:
-        name, params = parse_spec(text, what="dataset")
+        name, params = parse_spec(text, what="dataset", kind="dataset")
         host.get("dataset", name).create(**params)
         if load_datasets:
             check_dataset(text, name, params)

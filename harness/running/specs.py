@@ -1,8 +1,17 @@
-"""Parsing of ``name:k=v,k2=v2`` plugin specs, as used by ``run`` and sweep files."""
+"""Parsing of ``name:k=v,k2=v2`` plugin specs, as used by ``run`` and sweep files.
+
+A value is converted by the annotation of the plugin parameter it is for
+(:func:`typed_params`): a ``str`` parameter keeps its text, numbers and booleans are read
+only for parameters annotated so, ``none`` is None only where the annotation admits None.
+Without a plugin class (or for an un-annotated parameter) the spelling decides
+(:func:`parse_value`).
+"""
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -40,6 +49,130 @@ def parse_value(text: str) -> Any:
     return s
 
 
+#: what an annotation's members admit, by the member's name (``list[str]`` -> ``list``); an
+#: annotation with any other member (``Any``, ``object``, ``tuple``, ``Path``, ``Literal``)
+#: leaves its values to :func:`parse_value`
+_ADMITS = {"str": "str", "int": "int", "float": "float", "bool": "bool", "None": "none",
+           "NoneType": "none", "list": "list", "List": "list"}
+_BOOLS = {"true": True, "yes": True, "false": False, "no": False}
+
+
+def _annotation_text(annotation: Any) -> str:
+    """The annotation as written: ``"float | None"`` (under ``from __future__ import
+    annotations``), ``float`` -> ``"float"``, ``typing.Optional[int]`` -> ``"Optional[int]"``."""
+    if isinstance(annotation, str):
+        text = annotation
+    elif isinstance(annotation, type):
+        text = annotation.__name__
+    else:
+        text = str(annotation)
+    return re.sub(r"\btyping\.", "", text).strip()
+
+
+def _members(text: str) -> list[str]:
+    """The top-level members of a union: ``"int | None"``, ``"Optional[int]"`` and
+    ``"Union[int, None]"`` -> ``["int", "None"]``; ``"list[str]"`` -> ``["list[str]"]``."""
+    text = text.strip()
+    for wrapper, extra in (("Optional[", ["None"]), ("Union[", [])):
+        if text.startswith(wrapper) and text.endswith("]"):
+            inner = _split_top_level(text[len(wrapper):-1])
+            return [m for part in inner for m in _members(part)] + extra
+    parts = _split_top_level(text, sep="|")
+    return [text] if len(parts) == 1 else [m for part in parts for m in _members(part)]
+
+
+def admitted(annotation: Any) -> frozenset[str] | None:
+    """What a parameter's annotation admits, among ``str``, ``int``, ``float``, ``bool``,
+    ``none`` and ``list``; None when it has no annotation or one with another member, whose
+    values are then converted by their spelling. Read as text, so annotations need not be
+    importable."""
+    if annotation is inspect.Parameter.empty:
+        return None
+    kinds = set()
+    for member in _members(_annotation_text(annotation)):
+        head = member.partition("[")[0].strip().strip("'\"")
+        if head not in _ADMITS:
+            return None
+        kinds.add(_ADMITS[head])
+    return frozenset(kinds)
+
+
+def _number(text: str) -> int | float | None:
+    """``text`` as an int, else a float (``1e-4``, ``nan``), else None: the spelling rule of
+    :func:`parse_value`, so a value that parsed before parses to the same number."""
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return None
+
+
+_REFUSED = object()
+
+
+def typed_value(text: str, kinds: frozenset[str] | None) -> Any:
+    """``text`` converted for a parameter whose annotation admits ``kinds`` (see
+    :func:`admitted`); the marker ``_REFUSED`` when it admits nothing ``text`` can be.
+
+    A quoted value (``"1"``, ``'none'``) is text with its quotes stripped; a bracketed one a
+    list where a list is admitted; ``none``/``null`` None where None is; ``true``/``yes``/
+    ``false``/``no`` a bool where a bool is; a number where an int or float is; else the
+    text, where ``str`` is admitted. Without ``kinds``: :func:`parse_value`.
+    """
+    if kinds is None:
+        return parse_value(text)
+    s = text.strip()
+    low = s.lower()
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
+        return s[1:-1] if "str" in kinds else _REFUSED
+    if "list" in kinds and s.startswith("[") and s.endswith("]"):
+        return parse_value(s)
+    if "none" in kinds and low in ("none", "null"):
+        return None
+    if "bool" in kinds and low in _BOOLS:
+        return _BOOLS[low]
+    if kinds & {"int", "float"}:
+        number = _number(s)
+        if number is not None:
+            return number
+    return s if "str" in kinds else _REFUSED
+
+
+def typed_params(cls: Any, raw: dict[str, str]) -> dict[str, Any]:
+    """The text values of a spec (:func:`split_spec`) converted by the annotations of
+    ``cls``'s parameters (:func:`typed_value`); a name ``cls`` does not take is converted by
+    its spelling and left for ``create`` to refuse.
+
+    :raises ValidationError: for a value the parameter's annotation does not admit
+        (``keep=none`` for ``keep: float``), naming the plugin, the parameter, the value and
+        the type expected.
+    """
+    declared = {p.name: p for p in getattr(cls, "init_parameters", list)()}
+    params: dict[str, Any] = {}
+    for key, text in raw.items():
+        param = declared.get(key)
+        kinds = admitted(param.annotation) if param is not None else None
+        value = typed_value(text, kinds)
+        if value is _REFUSED and param is not None and kinds is not None:
+            raise ValidationError(
+                f'Error creating {getattr(cls, "kind", "") or "plugin"} '
+                f'"{getattr(cls, "name", "")}": parameter {key} must be '
+                f"{_expected(param, kinds)}; got {text.strip()!r}")
+        params[key] = value
+    return params
+
+
+def _expected(param: inspect.Parameter, kinds: frozenset[str]) -> str:
+    """``a number (float, default 1.0)``, ``bool (default False)``: what ``param`` takes."""
+    written = _annotation_text(param.annotation)
+    numeric = kinds <= {"int", "float"}
+    details = [written] if numeric else []
+    if param.default is not inspect.Parameter.empty:
+        details.append(f"default {param.default!r}")
+    return ("a number" if numeric else written) + (f" ({', '.join(details)})" if details else "")
+
+
 def canonical(value: Any) -> Any:
     """``value`` with every float's signed zero made 0.0 (also inside lists and dicts), so
     that equal numbers give equal run keys."""
@@ -69,8 +202,29 @@ def _split_top_level(text: str, sep: str = ",") -> list[str]:
     return parts
 
 
-def parse_spec(spec: str, *, what: str = "plugin") -> tuple[str, dict[str, Any]]:
+def parse_spec(spec: str, *, what: str = "plugin", kind: str | None = None
+               ) -> tuple[str, dict[str, Any]]:
     """Split ``name:k=v,...`` into the name and a dict of typed parameters.
+
+    With ``kind`` (``"mechanism"``, ``"dataset"``, ...) the plugin's class is looked up on
+    the host and each value is converted by its parameter's annotation
+    (:func:`typed_params`); without, by its spelling (:func:`parse_value`).
+
+    :raises ValidationError: for an empty name, a ``k=v`` item without ``=``, a key given
+        twice, or (with ``kind``) a value the parameter's annotation does not admit.
+    :raises PluginError: (with ``kind``) for a plugin the host does not have.
+    """
+    name, raw = split_spec(spec, what=what)
+    if kind is None:
+        return name, {key: parse_value(text) for key, text in raw.items()}
+    from privbench.host.manager import get_host
+
+    return name, typed_params(get_host().get(kind, name), raw)
+
+
+def split_spec(spec: str, *, what: str = "plugin") -> tuple[str, dict[str, str]]:
+    """Split ``name:k=v,...`` into the name and a dict of the values' text (stripped of
+    surrounding blanks), not converted.
 
     :raises ValidationError: for an empty name, a ``k=v`` item without ``=`` or a key
         given twice.
@@ -81,7 +235,7 @@ def parse_spec(spec: str, *, what: str = "plugin") -> tuple[str, dict[str, Any]]
     name = name.strip()
     if not name:
         raise ValidationError(f"{what} spec {spec!r} has no name; expected NAME:key=value,...")
-    params: dict[str, Any] = {}
+    params: dict[str, str] = {}
     if rest.strip():
         for item in _split_top_level(rest):
             key, eq, value = item.partition("=")
@@ -92,7 +246,7 @@ def parse_spec(spec: str, *, what: str = "plugin") -> tuple[str, dict[str, Any]]
             if key.strip() in params:
                 raise ValidationError(
                     f"parameter {key.strip()!r} given twice in {what} spec {spec!r}")
-            params[key.strip()] = parse_value(value)
+            params[key.strip()] = value.strip()
     return name, params
 
 

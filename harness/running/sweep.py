@@ -29,7 +29,7 @@ from privbench.running.plan import (
     sweep_spec_from,
 )
 from privbench.running.progress import RunProgress
-from privbench.running.specs import RunSpec, parse_spec
+from privbench.running.specs import RunSpec, split_spec, typed_params
 
 #: the largest ``max_mem_mb`` (--max-mem) accepted: a pebibyte; ``inf`` or 1e300 are not limits
 MAX_MEM_MB = 2.0**30
@@ -55,8 +55,9 @@ def make_executor(name: str, workers: int | None = None, scheduler: str | None =
     """The executor plugin ``name``; it may carry parameters like a mechanism
     (``dask:max_pending=64``). ``workers``, ``scheduler`` and ``max_mem_mb`` are refused,
     naming the option, by an executor that does not take them."""
-    name, params = parse_spec(name, what="executor")
+    name, raw = split_spec(name, what="executor")
     cls = get_host().get("executor", name)
+    params = typed_params(cls, raw)
     if workers is not None and workers < 1:
         raise ValidationError(f"--workers must be an integer >= 1; got {workers}")
     if workers and "workers" in cls.param_names():

@@ -93,7 +93,7 @@ def d_const(dataset: str, params: dict[str, Any]) -> tuple[float, int]:
 def one_run(label: str, mechanism: str, params: dict[str, Any], instance: str, delta: float,
             store: ResultStore | None) -> dict[str, Any]:
     """One run through the runner; the table row from its record."""
-    dataset, dparams = pb.parse_spec(instance, what="dataset")
+    dataset, dparams = pb.parse_spec(instance, what="dataset", kind="dataset")
     spec = pb.RunSpec(mechanism=mechanism, mechanism_params=params, dataset=dataset,
                       dataset_params=dparams, delta=delta, skip_metrics=SKIPPED_METRICS)
     record = pb.execute_run(spec)
@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
               f"{'peak_MB':>7}", flush=True)
     rows = []
     for instance in instances:
-        dataset, dparams = pb.parse_spec(instance, what="dataset")
+        dataset, dparams = pb.parse_spec(instance, what="dataset", kind="dataset")
         dconst, n = d_const(dataset, dparams)
         if args.sppm:
             row = one_run("sppm", "sppm", {}, instance, 0.3 * dconst, store)

@@ -186,7 +186,7 @@ _STATS = ("iterations", "columns", "lp_solves", "time_pricing_s", "time_lp_s",
 
 def _execute(label: str, mechanism: str, params: dict[str, Any], delta: float,
              timeout: float | None = None) -> dict[str, Any]:
-    dataset, dataset_params = pb.parse_spec(label, what="dataset")
+    dataset, dataset_params = pb.parse_spec(label, what="dataset", kind="dataset")
     spec = pb.RunSpec(mechanism=mechanism, mechanism_params=params, dataset=dataset,
                       dataset_params=dataset_params, delta=delta,
                       skip_metrics=skipped_metrics())
@@ -298,7 +298,7 @@ def _check(args: argparse.Namespace, backends: list[str]) -> None:
 
 def _d_const(label: str, cache: dict[str, float]) -> float:
     if label not in cache:
-        dataset, params = pb.parse_spec(label, what="dataset")
+        dataset, params = pb.parse_spec(label, what="dataset", kind="dataset")
         cache[label] = constant_distortion(load_dataset(dataset, **params))
     return cache[label]
 
