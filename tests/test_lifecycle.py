@@ -90,6 +90,23 @@ def test_legacy_solve_still_runs_with_a_deprecation_warning(lifecycle_host) -> N
     assert res.mapping.shape == (8, 8)
 
 
+def test_run_and_sweep_say_once_per_class_that_a_plugin_uses_the_old_protocol(
+        lifecycle_host, tmp_path, capsys) -> None:
+    """Python's default filters hide the runner's DeprecationWarning (it is attributed to
+    privbench), so the command line says it on stderr, once per class."""
+    assert main(["run", "-m", "legacy", "-m", "nearest", "-d", "synthetic:m=3", "-d",
+                 "synthetic:m=2", "--delta", "0.5", "--delta", "1", "--no-store",
+                 "--no-metric", "optimum"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("deprecated: mechanism 'legacy' implements the old solve(") == 1
+    assert "'nearest'" not in err
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('mechanisms = ["legacy", "legacy"]\ndatasets = ["synthetic:m=3"]\n'
+                     'deltas = [0.5]\nbaselines = false\nskip_metrics = ["optimum"]\n')
+    assert main(["sweep", str(sweep), "--no-store"]) == 0
+    assert capsys.readouterr().err.count("deprecated: mechanism 'legacy'") == 1
+
+
 def test_plugin_exit_and_keyboard_interrupt_fail_only_their_run(lifecycle_host) -> None:
     assert "sys.exit(3)" in _run("exiter")["error"]
     record = _run("exiter", mechanism_params={"how": "interrupt"})

@@ -11,6 +11,7 @@ from privbench.protocol.errors import ValidationError
 from privbench.protocol.plugin import format_label
 from privbench.running.plan import SweepSpec, check_fractions, check_timeout, plan_runs
 from privbench.running.records import declared_units, metric_failure_lines, record_json
+from privbench.running.runner import legacy_notes
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -114,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise ValidationError(f"--workers must be an integer >= 1; got {args.workers}")
     runs = plan_runs(spec, strict_lp=True)
+    for line in legacy_notes(r.mechanism for r in runs):
+        print(f"deprecated: {line}", file=sys.stderr)  # once per class, before the runs
     records: list[dict[str, Any]] = []
     units = declared_units() if args.json else None
     for record in execute(runs, args, progress=not args.json):

@@ -11,6 +11,8 @@ from privbench.cli.common import add_store_args
 from privbench.protocol.errors import ValidationError
 from privbench.running.plan import DEFAULT_MAX_RUNS, load_sweep_file, plan_runs
 from privbench.running.records import declared_units, metric_failure_lines, record_json
+from privbench.running.runner import legacy_notes
+from privbench.running.specs import parse_spec
 from privbench.running.sweep import iter_sweep
 
 
@@ -92,4 +94,6 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(record_json(record, units, full=args.full), flush=True)
     print_summary(spec.name, done, None if args.no_store else args.db)
+    for line in legacy_notes(parse_spec(text, what="mechanism")[0] for text in spec.mechanisms):
+        print(f"deprecated: {line}", file=sys.stderr)  # once per class (planned: names known)
     return 0

@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from privbench.host.manager import get_host
@@ -217,12 +217,31 @@ def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = 
         return plain(record)
 
 
+def legacy_note(cls: type[Mechanism]) -> str | None:
+    """The deprecation note of a mechanism class written against the old ``solve(problem,
+    delta, *, seed=None)`` protocol (None for the others): the runner's
+    ``DeprecationWarning``, the line ``run`` and ``sweep`` print."""
+    if not cls.is_legacy():
+        return None
+    return (f"mechanism {cls.name!r} implements the old solve(problem, delta, seed=) protocol; "
+            "define prepare() and run() instead (docs/hooks.md)")
+
+
+def legacy_notes(mechanisms: Iterable[str]) -> list[str]:
+    """:func:`legacy_note` once per mechanism class named in ``mechanisms`` that has one,
+    for the command line to print: each run's ``DeprecationWarning`` is hidden by Python's
+    default filters (or raised in a worker process)."""
+    host = get_host()
+    classes = {host.get("mechanism", name) for name in set(mechanisms)}
+    notes = (legacy_note(cls) for cls in sorted(classes, key=lambda c: c.name))
+    return [note for note in notes if note is not None]
+
+
 def _create(spec: RunSpec) -> Mechanism:
     mechanism = get_host().get("mechanism", spec.mechanism).create(**spec.mechanism_params)
-    if mechanism.is_legacy():
-        warnings.warn(f"mechanism {spec.mechanism!r} implements the old solve(problem, delta, seed=) "
-                      "protocol; define prepare() and run() instead (docs/hooks.md)",
-                      DeprecationWarning, stacklevel=2)
+    note = legacy_note(type(mechanism))
+    if note is not None:
+        warnings.warn(note, DeprecationWarning, stacklevel=2)
     return mechanism  # type: ignore[return-value]
 
 
