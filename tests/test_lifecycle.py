@@ -107,6 +107,14 @@ def test_run_and_sweep_say_once_per_class_that_a_plugin_uses_the_old_protocol(
     assert capsys.readouterr().err.count("deprecated: mechanism 'legacy'") == 1
 
 
+def test_check_warns_of_the_old_protocol(lifecycle_host) -> None:
+    from lifecycle_plugins import Legacy
+
+    with pytest.warns(DeprecationWarning, match="mechanism 'legacy' implements the old solve") as seen:
+        check_mechanism(Legacy)
+    assert seen[0].filename == __file__  # attributed to the caller, as Python shows it
+
+
 def test_plugin_exit_and_keyboard_interrupt_fail_only_their_run(lifecycle_host) -> None:
     assert "sys.exit(3)" in _run("exiter")["error"]
     record = _run("exiter", mechanism_params={"how": "interrupt"})

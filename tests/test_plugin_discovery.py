@@ -108,7 +108,8 @@ def test_check_passes_the_readme_example_and_prints_each_invariant(host, module_
     assert main(["check", str(module_dir / "check_readme.py")]) == 0
     out = capsys.readouterr().out
     for line in ("ok    lifecycle", "ok    read-only problem", "ok    column-stochastic mapping",
-                 "ok    data processing", "--    budget"):
+                 "ok    data processing", "--    budget", "--    promises",
+                 "ok    determinism", "ok    repeat"):
         assert line in out
     assert "passed: nearest on 32 cases" in out
     assert main(["check", "check_readme:Nearest", "--params", "weight=0.25"]) == 0  # by name
@@ -152,6 +153,50 @@ def test_check_fails_naming_the_broken_invariant(host, module_dir, capsys) -> No
     assert "check_broken has no 'Nope'" in capsys.readouterr().err
     assert main(["check", "check_nosuch_module"]) == 2
     assert "no module named 'check_nosuch_module'" in capsys.readouterr().err
+
+
+HIDDEN = '''
+import numpy as np
+import scipy.sparse as sp
+import privbench as pb
+
+class ZeroRandom(pb.MappingMechanism):
+    name = "zero_random"
+    respects_budget = False
+
+    def __init__(self) -> None:
+        pass
+
+    def run(self, problem, delta):
+        X = np.eye(problem.n)
+        if delta == 0:  # an unseeded start at the smallest budget only
+            X = X * 0.5 + np.random.default_rng().random(X.shape) * 1e-3
+            X /= X.sum(axis=0)
+        return self.result(sp.csc_array(X))
+
+class Liar(pb.MappingMechanism):
+    name = "liar"
+    respects_budget = False
+
+    def __init__(self) -> None:
+        pass
+
+    def promises(self, delta):
+        return {"lip_epsilon": delta}
+
+    def run(self, problem, delta):
+        return self.result(sp.identity(problem.n, format="csc"))
+'''
+
+
+def test_check_fails_a_bug_at_one_budget_and_a_broken_promise(host, module_dir, capsys) -> None:
+    (module_dir / "check_hidden.py").write_text(HIDDEN, encoding="utf-8")
+    assert main(["check", "check_hidden:ZeroRandom"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  determinism: zero_random on check-random-6x2 at delta=0: the mappings" in out
+    assert main(["check", "check_hidden:Liar"]) == 1
+    assert ("FAIL  promises: liar on check-random-6x2 at delta=0: broken promise (ε-local "
+            "information privacy): measured lip_epsilon = ") in capsys.readouterr().out
 
 
 def test_invariant_error_is_an_assertion_error() -> None:

@@ -143,10 +143,13 @@ def compute_metrics(
     return values
 
 
-def _check_promises(mechanism: Mechanism, problem: Any, result: MechanismResult,
-                    record: dict[str, Any], delta: float) -> None:
+def check_promises(mechanism: Mechanism, problem: Any, result: MechanismResult,
+                   record: dict[str, Any], delta: float) -> None:
     """Every promise the mechanism declares, measured on what it returned with the one
-    tolerance of :mod:`privbench.measures.promises`; a broken one makes the run invalid."""
+    tolerance of :mod:`privbench.measures.promises`; a broken one makes the run invalid.
+    ``privbench.testing`` checks promises with this very function.
+
+    :raises InvalidMappingError: naming each broken promise and its measured value."""
     with plugin_code(f"mechanism {record.get('mechanism')!r} (promises)"):
         promised = mechanism.promises(delta) if callable(getattr(mechanism, "promises", None)) \
             else {}
@@ -220,7 +223,7 @@ def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = 
 def legacy_note(cls: type[Mechanism]) -> str | None:
     """The deprecation note of a mechanism class written against the old ``solve(problem,
     delta, *, seed=None)`` protocol (None for the others): the runner's
-    ``DeprecationWarning``, the line ``run`` and ``sweep`` print."""
+    ``DeprecationWarning``, the line ``run`` and ``sweep`` print, ``check``'s warning."""
     if not cls.is_legacy():
         return None
     return (f"mechanism {cls.name!r} implements the old solve(problem, delta, seed=) protocol; "
@@ -340,6 +343,6 @@ def _execute(spec: RunSpec, record: dict[str, Any], on_progress: Progress | None
                                          requested=spec.metrics, skipped=spec.skip_metrics,
                                          errors=record["metric_errors"], limit=limit))
     fill_stats(record, dict(result.stats))
-    _check_promises(mechanism, problem, result, record, delta)
+    check_promises(mechanism, problem, result, record, delta)
     _check_certificate(result, record, delta)
     record["status"] = "ok"
