@@ -107,12 +107,18 @@ def test_run_and_sweep_say_once_per_class_that_a_plugin_uses_the_old_protocol(
     assert capsys.readouterr().err.count("deprecated: mechanism 'legacy'") == 1
 
 
-def test_check_warns_of_the_old_protocol(lifecycle_host) -> None:
-    from lifecycle_plugins import Legacy
+def test_check_warns_of_the_old_protocol(lifecycle_host, capsys) -> None:
+    from lifecycle_plugins import Legacy, Nearest
 
     with pytest.warns(DeprecationWarning, match="mechanism 'legacy' implements the old solve") as seen:
         check_mechanism(Legacy)
     assert seen[0].filename == __file__  # attributed to the caller, as Python shows it
+    assert main(["check", "lifecycle_plugins:Legacy"]) == 0  # a warning, not a failure
+    out = capsys.readouterr().out
+    assert "  warn  deprecated: mechanism 'legacy' implements the old solve(" in out
+    assert "passed: legacy" in out
+    assert main(["check", "lifecycle_plugins:Nearest"]) == 0 and Nearest.name == "nearest"
+    assert "warn" not in capsys.readouterr().out
 
 
 def test_plugin_exit_and_keyboard_interrupt_fail_only_their_run(lifecycle_host) -> None:

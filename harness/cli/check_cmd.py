@@ -2,7 +2,8 @@
 the command line, for a mechanism in an importable module or a ``.py`` file.
 
 Exit status: 0 when every invariant holds, 1 naming the first broken invariant, 2 when
-the request is invalid (no such module or class, not a mechanism).
+the request is invalid (no such module or class, not a mechanism). A mechanism written
+against the old ``solve()`` protocol passes with a ``warn`` line.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import importlib
 import importlib.util
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from privbench.protocol.errors import PrivbenchError, ValidationError
 from privbench.protocol.mechanism import Mechanism
+from privbench.running.runner import legacy_note
 from privbench.running.specs import split_spec, typed_params
 
 
@@ -27,7 +30,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "its lifecycle over its test_parameters on small seeded "
                                    "problems, and the invariants every result must satisfy "
                                    "(column-stochastic mapping, E[d] <= Δ when promised, "
-                                   "0 <= I(A;B̂) <= I(A;B)). Exit 1 names the broken invariant.")
+                                   "the bounds of promises(Δ), 0 <= I(A;B̂) <= I(A;B), the same "
+                                   "mapping for the same seed at every budget). Exit 1 names "
+                                   "the broken invariant.")
     p.add_argument("target", metavar="MODULE[:CLASS]",
                    help="an importable module (my_pkg.mech) or a .py file (./my_mech.py), "
                         "optionally with the class name; without it, every mechanism the "
@@ -107,8 +112,14 @@ def run(args: argparse.Namespace) -> int:
             f"test_parameters {cls.test_parameters}" if cls.test_parameters else "its defaults")
         print(f"checking {cls.name} ({cls.__module__}.{cls.__qualname__}), a {cls.output} "
               f"mechanism, with {grid}", flush=True)
+        note = legacy_note(cls)
+        if note is not None:
+            print(f"  warn  deprecated: {note}", flush=True)
         try:
-            rows = check_mechanism(cls, params)
+            with warnings.catch_warnings():  # said on the line above
+                warnings.filterwarnings("ignore", category=DeprecationWarning,
+                                        message="mechanism .* implements the old solve")
+                rows = check_mechanism(cls, params)
         except InvariantError as exc:
             failed += 1
             print(f"  FAIL  {exc.invariant}: {exc}\n        ({INVARIANTS[exc.invariant]})")
