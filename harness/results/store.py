@@ -76,7 +76,10 @@ class ResultStore:
             except sqlite3.OperationalError as exc:
                 # several processes creating one database race for the WAL switch
                 if "locked" not in str(exc) or attempt == OPEN_ATTEMPTS - 1:
-                    raise PrivbenchError(f"cannot open results database {self.path}: {exc}") from None
+                    why = _why_unwritable(self.path) if create else ""
+                    raise PrivbenchError(f"cannot open results database {self.path}: {exc}{why}"
+                                         f"{'; choose another --db or --no-store' if why else ''}"
+                                         ) from None
                 time.sleep(0.05 * 2 ** attempt)
             except sqlite3.DatabaseError as exc:
                 raise PrivbenchError(f"cannot open results database {self.path}: {exc} (a corrupted "
@@ -140,13 +143,23 @@ class ResultStore:
             pass
 
     def check_writable(self) -> None:
-        """Fail before any run is computed when the database cannot take a record."""
+        """Fail before any run is computed when the database cannot take a record.
+
+        A write is tried (the schema version set to itself) and rolled back: ``BEGIN
+        IMMEDIATE`` alone succeeds on a read-only store file in WAL mode (its lock lives in
+        the shared-memory file), and the first record would only fail once computed.
+        """
         try:
             self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.execute("ROLLBACK")
+            version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+            self.conn.execute(f"PRAGMA user_version = {version}")
         except sqlite3.Error as exc:
-            raise StoreWriteError(f"results database {self.path} cannot be written: {exc}; "
-                                  "choose another --db or --no-store") from None
+            raise StoreWriteError(f"results database {self.path} cannot be written: {exc}"
+                                  f"{_why_unwritable(self.path)}; choose another --db or "
+                                  "--no-store") from None
+        finally:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
 
     def _check_owner(self, create: bool) -> None:
         """Refuse, without writing a byte, a database that is not privbench's: another
@@ -398,6 +411,20 @@ def _decode_json(df: pd.DataFrame, path: Path, names: tuple[str, ...],
               file=sys.stderr)
         df = df.drop(df.index[sorted(bad)]).reset_index(drop=True)
     return df
+
+
+def _why_unwritable(path: Path) -> str:
+    """Why the file system keeps privbench from writing the store ``path``, as a clause for
+    an error message (`` (the file is read-only)``), or "" when it does not say."""
+    folder = path.parent
+    if not folder.is_dir():
+        return f" (its folder {folder} does not exist)"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f" (the file {path} is read-only)"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return (f" (its folder {folder} is not writable: SQLite creates the store, its "
+                "write-ahead log and its shared-memory file there)")
+    return ""
 
 
 def _read_only(path: Path) -> sqlite3.Connection:

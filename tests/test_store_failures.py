@@ -1,0 +1,123 @@
+"""A store that cannot be written, a selection or comparison of nothing: one clear line and
+the documented exit status, nothing computed for nothing, nothing stored lost."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+import privbench as pb
+from privbench.cli import main
+
+#: a quick run: the optimum metric is left out (it is the slow one)
+RUN = ["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1", "--no-metric", "optimum"]
+SPEC = """name = "small"
+mechanisms = ["identity", "expmec"]
+datasets = ["synthetic:m=3"]
+deltas = [0.5, 1.0]
+skip_metrics = ["optimum"]
+baselines = false
+"""
+
+
+@contextmanager
+def read_only(path: Path) -> Iterator[Path]:
+    """``path`` (a file or a folder) made read-only for this user: chmod for a user, the
+    immutable flag (``chattr +i``) for root, who writes files whatever their mode; skips
+    where neither takes."""
+    if os.geteuid() != 0:
+        mode = path.stat().st_mode
+        path.chmod(0o555 if path.is_dir() else 0o444)
+        try:
+            if os.access(path, os.W_OK):
+                pytest.skip("this user writes read-only files")
+            yield path
+        finally:
+            path.chmod(mode)
+        return
+    if shutil.which("chattr") is None or subprocess.run(
+            ["chattr", "+i", str(path)], capture_output=True).returncode:
+        pytest.skip("root, and chattr +i does not work here: cannot make a read-only file")
+    try:
+        yield path
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True)
+
+
+def rows(db: Path) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        found = conn.execute("SELECT id, run_key, status FROM runs ORDER BY id").fetchall()
+    conn.close()
+    return found
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> Path:
+    """A store with one run."""
+    db = tmp_path / "r.sqlite"
+    assert main([*RUN, "--db", str(db)]) == 0
+    return db
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> Path:
+    path = tmp_path / "small.toml"
+    path.write_text(SPEC)
+    return path
+
+
+@pytest.fixture
+def ran(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The runs computed (none is, in fact: each call is recorded and the run is skipped)."""
+    calls: list = []
+    monkeypatch.setattr(pb, "execute_run", lambda *a, **k: calls.append(a))
+    return calls
+
+
+# -- a store that cannot be written ---------------------------------------------------------
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_read_only_store_file_fails_before_anything_runs(stored, spec, ran, capsys,
+                                                           resume) -> None:
+    """Was: ``BEGIN IMMEDIATE`` passed on a read-only file in WAL mode, so the sweep ran
+    and failed at its first record (exit 3, the record dumped), or with --resume failed to
+    claim and the release of its claims masked that (exit 1, "internal error")."""
+    before = rows(stored)
+    capsys.readouterr()
+    with read_only(stored):
+        code = main(["sweep", str(spec), "--db", str(stored), *(["--resume"] if resume else [])])
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert "cannot be written" in err and str(stored) in err and "read-only" in err
+    assert "internal error" not in err and '"mechanism"' not in err
+    assert not ran
+    assert rows(stored) == before
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_store_in_a_read_only_folder_is_named_with_why(tmp_path, capsys, monkeypatch,
+                                                          existing) -> None:
+    """Was: exit 2 "unable to open database file", without the path's folder or why."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    db = folder / "r.sqlite"
+    if existing:  # a writable store file, but SQLite must create its WAL files beside it
+        assert main([*RUN, "--db", str(db)]) == 0
+    ran: list = []
+    monkeypatch.setattr(pb, "execute_run", lambda *a, **k: ran.append(a))
+    capsys.readouterr()
+    with read_only(folder):
+        code = main([*RUN, "--db", str(db)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert str(db) in err and f"its folder {folder} is not writable" in err
+    assert not ran
+    assert (rows(db) if existing else not db.exists())
