@@ -15,6 +15,7 @@ import pytest
 
 import privbench as pb
 from privbench.cli import main
+from privbench.results import store as store_module
 
 #: a quick run: the optimum metric is left out (it is the slow one)
 RUN = ["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1", "--no-metric", "optimum"]
@@ -121,3 +122,50 @@ def test_a_store_in_a_read_only_folder_is_named_with_why(tmp_path, capsys, monke
     assert str(db) in err and f"its folder {folder} is not writable" in err
     assert not ran
     assert (rows(db) if existing else not db.exists())
+
+
+def test_a_failed_claim_is_the_error_reported_not_the_release(stored, spec, ran, capsys,
+                                                              monkeypatch) -> None:
+    """A store that takes no write past the check (the check passed, the file became
+    read-only): the claim's error is reported, exit 3; releasing the claims fails too and
+    must not replace it ("internal error: OperationalError", exit 1)."""
+    monkeypatch.setattr(store_module.ResultStore, "check_writable", lambda self: None)
+    before = rows(stored)
+    capsys.readouterr()
+    with read_only(stored):
+        code = main(["sweep", str(spec), "--db", str(stored), "--resume"])
+    err = capsys.readouterr().err
+    assert code == 3 and "cannot claim runs" in err and "internal error" not in err, err
+    assert not ran
+    assert rows(stored) == before
+
+
+class _Refusing:
+    """A connection that takes no write, as a store made read-only meanwhile."""
+
+    def __enter__(self) -> _Refusing:
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
+
+    def execute(self, *args: object) -> None:
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+
+def test_a_release_that_fails_after_a_finished_sweep_is_one_line_exit_3(
+        stored, spec, capsys, monkeypatch) -> None:
+    real = store_module.ResultStore.release
+
+    def release(self, owner):
+        conn, self.conn = self.conn, _Refusing()
+        try:
+            real(self, owner)
+        finally:
+            self.conn = conn
+
+    monkeypatch.setattr(store_module.ResultStore, "release", release)
+    code = main(["sweep", str(spec), "--db", str(stored), "--resume"])
+    err = capsys.readouterr().err
+    assert code == 3 and "cannot release" in err and "internal error" not in err, err
+    assert len(rows(stored)) == 4  # the run stored first, and the three the sweep ran

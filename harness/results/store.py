@@ -304,9 +304,19 @@ class ResultStore:
         return changed
 
     def release(self, owner: str) -> None:
-        """Drop ``owner``'s claims (its runs are stored, or it is stopping)."""
-        with self.conn:
-            self.conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
+        """Drop ``owner``'s claims (its runs are stored, or it is stopping).
+
+        :raises StoreWriteError: the store cannot be written; the claims then lapse by
+            themselves (their holder is gone, or their lease runs out).
+        """
+        try:
+            with self.conn:
+                self.conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
+        except sqlite3.Error as exc:
+            raise StoreWriteError(
+                f"cannot release this sweep's claims in {self.path}: {exc} (every run it "
+                "finished is stored; the claims lapse once this process has ended, or "
+                f"{CLAIM_LEASE_S / 60:g} minutes after their last renewal)") from None
 
     def done_keys(self, statuses: Iterable[str] = FINAL_STATUSES) -> set[str]:
         """The run keys with a stored record in one of ``statuses`` (what ``--resume`` skips)."""

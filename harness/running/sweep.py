@@ -98,6 +98,7 @@ def execute_runs(runs: Sequence[RunSpec], *, db: str | Path | None = DEFAULT_DB,
     make = make_executor(executor or get_host().default("executor"), workers, scheduler, max_mem_mb)
     sweep_id = sweep_id or uuid.uuid4().hex[:12]
     claim_owner = uuid.uuid4().hex
+    finished = False  # an error (or an early close) is the one to report, not the release's
     try:
         todo = list(runs)
         heartbeat: Any = contextlib.nullcontext()
@@ -116,11 +117,17 @@ def execute_runs(runs: Sequence[RunSpec], *, db: str | Path | None = DEFAULT_DB,
                     _store(store, record, sweep_id)
                 bar.advance(record)
                 yield record
+        finished = True
     finally:
         if store is not None:
-            if resume:
-                store.release(claim_owner)
-            store.close()
+            try:
+                if resume:
+                    store.release(claim_owner)
+            except StoreWriteError:
+                if finished:
+                    raise
+            finally:
+                store.close()
 
 
 def _as_spec(spec: SweepSpec | str | Path | dict[str, Any]) -> SweepSpec:
