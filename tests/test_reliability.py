@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -46,17 +47,46 @@ def test_an_unwritable_store_is_found_before_any_run(tmp_path, capsys, monkeypat
     assert code == 3 and not ran and "cannot be written" in capsys.readouterr().err
 
 
-def test_a_failing_write_prints_the_record_and_exits_3(tmp_path, capsys, monkeypatch) -> None:
+def test_a_failing_write_saves_the_record_and_exits_3(tmp_path, capsys, monkeypatch) -> None:
+    """reliability.md: a result computed before the store failed is not lost. It goes to a
+    file the one error line names (it was dumped on the terminal, a whole JSON record)."""
     from privbench.results import store as store_module
 
     def broken(self, record, *, sweep_id=None):
         raise store_module.StoreWriteError("could not store the run: disk I/O error")
 
     monkeypatch.setattr(store_module.ResultStore, "add", broken)
+    monkeypatch.chdir(tmp_path)
     code = main(["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1",
                  "--db", str(tmp_path / "r.sqlite")])
     err = capsys.readouterr().err
-    assert code == 3 and '"mechanism": "identity"' in err and '"mi_bits": 1.0' in err
+    assert code == 3 and "disk I/O error" in err
+    assert '"mechanism"' not in err  # one line, not the record
+    saved = sorted(tmp_path.glob("privbench-unstored-*.json"))
+    assert len(saved) == 1 and str(saved[0]) in err
+    record = json.loads(saved[0].read_text())
+    assert record["mechanism"] == "identity" and record["mi_bits"] == 1.0
+    assert "provenance" in record and record["run_key"] in err
+
+
+def test_a_record_no_file_can_take_is_printed(tmp_path, capsys, monkeypatch) -> None:
+    """The last resort: neither the current nor the temporary folder takes the file."""
+    import tempfile
+
+    from privbench.results import store as store_module
+
+    def broken(self, record, *, sweep_id=None):
+        raise store_module.StoreWriteError("could not store the run: disk I/O error")
+
+    def no_file(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(store_module.ResultStore, "add", broken)
+    monkeypatch.setattr(tempfile, "mkstemp", no_file)
+    code = main(["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1",
+                 "--db", str(tmp_path / "r.sqlite")])
+    err = capsys.readouterr().err
+    assert code == 3 and "printed above" in err and '"mi_bits": 1.0' in err
 
 
 @pytest.mark.parametrize("command", [["results"], ["report", "--out", "OUT"], ["regress"],

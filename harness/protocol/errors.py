@@ -61,7 +61,8 @@ def aborts_of(what: str) -> Iterator[None]:
 
 class StoreWriteError(PrivbenchError):
     """The results database cannot take a record (read-only, corrupted, disk full): the
-    CLI prints the computed record and exits 3, so the result is not lost."""
+    CLI exits 3 with one line; a record computed before the failure is saved to a file
+    that line names, so the result is not lost."""
 
 
 class StoreReadError(PrivbenchError):

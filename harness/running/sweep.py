@@ -219,11 +219,42 @@ def _data_files(run: RunSpec) -> dict[str, str] | None:
 
 
 def _store(store: ResultStore, record: dict[str, Any], sweep_id: str) -> None:
-    """Store one record; if the database fails now, print the record so it is not lost."""
-    from privbench.running.records import record_json
-
+    """Store one record; if the database fails now, the record is saved to a file that the
+    error names (:func:`_save_unstored`), so the computed result is not lost."""
     try:
         store.add(record, sweep_id=sweep_id)
-    except StoreWriteError:
-        print(record_json(record), file=sys.stderr, flush=True)
-        raise
+    except StoreWriteError as exc:
+        raise StoreWriteError(f"{exc}; {_save_unstored(record)}") from None
+
+
+#: the file name's start of a record the store could not take
+UNSTORED_PREFIX = "privbench-unstored-"
+
+
+def _save_unstored(record: dict[str, Any]) -> str:
+    """Write ``record`` (as JSON, provenance included) to a new file in the current folder,
+    else in the temporary folder; says where, as a clause of the store's error. Where
+    neither can be written, the record is printed on stderr instead."""
+    import json
+    import os
+    import tempfile
+
+    from privbench.running.records import _strict
+
+    text = json.dumps(_strict(record), allow_nan=False, default=str) + "\n"
+    for folder in (os.curdir, tempfile.gettempdir()):
+        try:
+            fd, name = tempfile.mkstemp(prefix=UNSTORED_PREFIX, suffix=".json", dir=folder)
+        except OSError:
+            continue
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+            continue
+        return f"the computed record of run {record.get('run_key')} is saved in {name}"
+    print(text, end="", file=sys.stderr, flush=True)
+    return (f"the computed record of run {record.get('run_key')} is printed above (no file "
+            "could be written in the current or the temporary folder)")
