@@ -169,3 +169,27 @@ def test_a_release_that_fails_after_a_finished_sweep_is_one_line_exit_3(
     err = capsys.readouterr().err
     assert code == 3 and "cannot release" in err and "internal error" not in err, err
     assert len(rows(stored)) == 4  # the run stored first, and the three the sweep ran
+
+
+# -- a selection or a comparison of nothing -------------------------------------------------
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_an_empty_selection_exports_the_columns_of_every_export(stored, tmp_path, capsys,
+                                                                suffix) -> None:
+    """Was: ``run_key`` twice in the header, and a Parquet export failed on it (exit 1)."""
+    import pandas as pd
+
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    read = pd.read_csv if suffix == ".csv" else pd.read_parquet
+    full, empty = tmp_path / f"full{suffix}", tmp_path / f"empty{suffix}"
+    assert main(["results", "--db", str(stored), "--export", str(full)]) == 0
+    capsys.readouterr()
+    assert main(["results", "--db", str(stored), "--mechanism", "nosuch",
+                 "--export", str(empty)]) == 0
+    out, err = capsys.readouterr()
+    assert "wrote 0 runs" in out and "no runs match --mechanism nosuch" in err
+    columns = list(read(empty).columns)
+    assert len(columns) == len(set(columns)) and read(empty).empty
+    assert {"id", "run_key", "mechanism", "mi_bits", "metrics_other"} <= set(columns)
+    assert set(columns) <= set(read(full).columns)  # the same columns as a run's, no other

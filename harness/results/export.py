@@ -129,17 +129,18 @@ def export_frame(runs: pd.DataFrame, outputs: Mapping[str, Output]) -> pd.DataFr
         run has becomes a column, in declaration order after the record's own fields.
     """
     rows = [_row(r, outputs) for r in runs.to_dict("records")]
-    flat = pd.DataFrame(rows, dtype=object)  # values as given; types decided per column below
-    if flat.empty:
-        return pd.DataFrame(columns=[*STORE_FIELDS, *(f for f in RECORD_FIELDS
-                                                       if f not in JSON_FIELDS)])
+    if rows:  # values as given; types decided per column below
+        flat = pd.DataFrame(rows, dtype=object)
+    else:  # no run: the columns every export has (those of a run with nothing set), typed
+        flat = pd.DataFrame({col: pd.Series([], dtype=object)
+                             for col in _row(dict.fromkeys(STORE_FIELDS), outputs)})
     flat = flat[_order(list(flat.columns), outputs)]
     for col in flat.columns:
         if col in REAL_FIELDS:
             flat[col] = pd.to_numeric(flat[col], errors="coerce").astype(float)
         else:
             cells = flat[col].astype(object).where(flat[col].notna(), None)
-            flat[col] = _uniform(cells, integer=col in INTEGER_FIELDS)
+            flat[col] = _uniform(cells, integer=col in INTEGER_FIELDS or col == "id")
     return flat
 
 
