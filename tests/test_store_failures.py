@@ -193,3 +193,16 @@ def test_an_empty_selection_exports_the_columns_of_every_export(stored, tmp_path
     assert len(columns) == len(set(columns)) and read(empty).empty
     assert {"id", "run_key", "mechanism", "mi_bits", "metrics_other"} <= set(columns)
     assert set(columns) <= set(read(full).columns)  # the same columns as a run's, no other
+
+
+def test_results_says_why_it_shows_nothing(stored, tmp_path, capsys) -> None:
+    """Was: nothing printed at all, exit 0."""
+    capsys.readouterr()
+    assert main(["results", "--db", str(stored), "--mechanism", "nosuch"]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert f"no runs match --mechanism nosuch ({stored} holds 1 run; mechanisms: identity)" in err
+    empty = tmp_path / "empty.sqlite"
+    store_module.ResultStore(empty).close()
+    assert main(["results", "--db", str(empty)]) == 0
+    assert f"{empty} holds no runs" in capsys.readouterr().err

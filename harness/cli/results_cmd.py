@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib.util
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,17 +70,45 @@ def _export(df: pd.DataFrame, out: Path) -> int:
     return 0
 
 
+#: values of a column listed when a filter matched no run
+SHOWN_VALUES = 12
+_PLURAL = {"status": "statuses", "mechanism": "mechanisms", "dataset": "datasets"}
+
+
+def _nothing_shown(stored: pd.DataFrame, args: argparse.Namespace) -> str:
+    """Why no run is selected: the store holds none, or the filters match none (with the
+    values each filtered column holds)."""
+    if stored.empty:
+        return f"{args.db} holds no runs"
+    asked = [(col, getattr(args, col)) for col in ("status", "mechanism", "dataset")
+             if getattr(args, col)]
+    held = []
+    for col, _ in asked:
+        values = sorted(map(str, stored[col].dropna().unique()))
+        more = ", ..." if len(values) > SHOWN_VALUES else ""
+        held.append(f"{_PLURAL[col]}: {', '.join(values[:SHOWN_VALUES])}{more}")
+    runs = f"{len(stored)} run{'s' if len(stored) != 1 else ''}"
+    latest = " (the latest of each run key)" if args.latest else ""
+    return (f"no runs match {' '.join(f'--{col} {value}' for col, value in asked)} "
+            f"({args.db} holds {runs}{latest}; {'; '.join(held)})")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise ValidationError(f"--limit must be >= 0 (0 = all); got {args.limit}")
     with open_existing(args.db) as store:
-        df = store.frame(latest=args.latest)
+        stored = store.frame(latest=args.latest)
+    df = stored
     for col in ("status", "mechanism", "dataset"):
         value = getattr(args, col)
         if value:
             df = df[df[col] == value]
+    if df.empty:  # said on stderr, so that an empty table never passes for a listing
+        print(f"privbench results: {_nothing_shown(stored, args)}", file=sys.stderr)
     if args.export:
         return _export(df, args.export)
+    if df.empty:
+        return 0
     from privbench.cli.common import print_table
     from privbench.results.fingerprints import footnote, other_code
     from privbench.running.fingerprint import current_hash
