@@ -206,3 +206,17 @@ def test_results_says_why_it_shows_nothing(stored, tmp_path, capsys) -> None:
     store_module.ResultStore(empty).close()
     assert main(["results", "--db", str(empty)]) == 0
     assert f"{empty} holds no runs" in capsys.readouterr().err
+
+
+def test_regress_with_no_run_in_common_is_no_pass(stored, tmp_path, capsys) -> None:
+    """Was: "0 runs compared ... no change beyond the thresholds", exit 0."""
+    empty = tmp_path / "empty.sqlite"
+    store_module.ResultStore(empty).close()
+    other = tmp_path / "other.sqlite"
+    assert main([*RUN[:6], "2", *RUN[7:], "--db", str(other)]) == 0  # another Δ: another key
+    for base, new in ((empty, stored), (stored, other)):
+        capsys.readouterr()
+        assert main(["regress", str(base), str(new)]) == 2
+        assert "no run in common, nothing compared" in capsys.readouterr().err
+    # --fail-on-missing keeps its own verdict: the base's runs are missing (exit 1)
+    assert main(["regress", str(stored), str(empty), "--fail-on-missing"]) == 1

@@ -16,7 +16,8 @@ honestly about noise: a slow-down must exceed ``--runtime-factor`` and the noise
 be faster than the fastest new one. A side with fewer than ``REPEATS_FOR_FACTOR`` samples
 is weaker evidence and must be ``--runtime-factor-single`` slower (one fresh process of
 identical code here ran up to 1.7x slower than another in a window of slowness). The exit status is
-1 when anything got worse beyond its threshold, 0 otherwise, 2 for a bad request.
+1 when anything got worse beyond its threshold, 0 otherwise, 2 for a bad request or when
+the two sides have no run key in common (nothing compared is no pass).
 """
 
 from __future__ import annotations
@@ -93,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
     worse = [c for c in changes if c.verdict == "worse"]
     missing = [c for c in changes if c.verdict == "missing"]
     failed = bool(worse) or (args.fail_on_missing and bool(missing))
+    if not counts["compared"] and not failed:  # a comparison of nothing is no pass
+        raise ValidationError(
+            f"no run in common, nothing compared ({base_label}: {len(base)} run keys, "
+            f"{new_label}: {len(new)}); runs are matched by run key, so the two sides must "
+            "come from the same sweep spec")
     shown = changes if args.all else [c for c in changes if c.verdict != "better"]
     if args.json:
         for change in shown:
