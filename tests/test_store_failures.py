@@ -220,3 +220,21 @@ def test_regress_with_no_run_in_common_is_no_pass(stored, tmp_path, capsys) -> N
         assert "no run in common, nothing compared" in capsys.readouterr().err
     # --fail-on-missing keeps its own verdict: the base's runs are missing (exit 1)
     assert main(["regress", str(stored), str(empty), "--fail-on-missing"]) == 1
+
+
+@pytest.mark.parametrize("case", ["missing store", "missing sweep file", "read-only store"])
+def test_a_report_that_fails_before_writing_leaves_no_folder(stored, spec, tmp_path, capsys,
+                                                            case) -> None:
+    """Was: exit 2 with an empty --out folder left behind."""
+    out = tmp_path / "site" / "report"
+    argv = ["report", "--out", str(out)]
+    if case == "missing store":
+        code = main([*argv, "--db", str(tmp_path / "none.sqlite")])
+    elif case == "missing sweep file":
+        code = main([*argv, "--db", str(stored), "--sweep", str(tmp_path / "none.toml")])
+    else:
+        with read_only(stored):
+            code = main([*argv, "--db", str(stored), "--sweep", str(spec)])
+    err = capsys.readouterr().err
+    assert code == (3 if case == "read-only store" else 2), err
+    assert not (tmp_path / "site").exists()

@@ -7,6 +7,7 @@ store, so one command goes from a spec to the report.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from privbench._plumbing.abort import plugin_code
@@ -14,8 +15,8 @@ from privbench._plumbing.outdir import OutputFolder
 from privbench.cli.sweep_cmd import print_summary
 from privbench.host.manager import get_host
 from privbench.protocol.errors import PluginError, PrivbenchError, StoreWriteError
-from privbench.results.store import DEFAULT_DB
-from privbench.running.plan import load_sweep_file
+from privbench.results.store import DEFAULT_DB, open_existing
+from privbench.running.plan import SweepSpec, load_sweep_file
 from privbench.running.sweep import sweep
 
 
@@ -47,10 +48,36 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     args.reporter = args.reporter or get_host().default("reporter")
     cls = get_host().get("reporter", args.reporter)  # fail before any sweep runs
+    specs = [load_sweep_file(path) for path in args.sweep]  # every file read before any runs
+    if not specs:  # a missing, foreign or corrupted store: exit 2 before DIR is made
+        open_existing(args.db).close()
     # a folder privbench may not write into fails before any sweep runs, too
+    created = _new_folders(args.out)
     OutputFolder(args.out, what=f"report --out {args.out}", force=args.force).close()
-    for path in args.sweep:  # an invalid sweep raises: exit 2 (3 for the store), no report
-        spec = load_sweep_file(path)
+    try:
+        return _sweep_and_report(args, cls, specs)
+    except BaseException:
+        for folder in created:  # a failure before the report wrote anything leaves no
+            try:                # empty folder of this command behind
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _new_folders(path: Path) -> list[Path]:
+    """The folders of ``path`` (itself and its parents) that do not exist yet, deepest first."""
+    missing = []
+    for folder in (path, *path.parents):
+        if os.path.lexists(folder):
+            break
+        missing.append(folder)
+    return missing
+
+
+def _sweep_and_report(args: argparse.Namespace, cls: type, specs: list[SweepSpec]) -> int:
+    """Run the sweeps of ``specs`` into the store, then write the report."""
+    for spec in specs:  # an invalid sweep raises: exit 2 (3 for the store), no report
         records = sweep(spec, db=args.db, resume=True, executor=args.executor, workers=args.workers,
                         keep_stale=args.keep_stale, progress=True)
         print_summary(spec.name, records, args.db)
