@@ -215,3 +215,25 @@ def test_invariant_error_is_an_assertion_error() -> None:
         check_mechanism(Half)
     assert isinstance(info.value, InvariantError)
     assert info.value.invariant == "column-stochastic mapping"
+
+
+def test_a_figure_is_kind_reporter_in_every_listing_and_for_kind(host, capsys, monkeypatch) -> None:
+    """docs/cli.md: a figure plugin is kind ``reporter``, role ``figure``; the table, the
+    JSON, ``info``'s heading and ``--kind`` all say so (``--kind figure`` still narrows)."""
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["plugins"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "│ roc " in ln)
+    assert line.split("│")[1].strip() == "reporter (figure)"
+    for kind in (None, "reporter", "figure"):
+        assert main(["plugins", "info", "roc", *(["--kind", kind] if kind else [])]) == 0
+        assert "roc (reporter, role figure, ok)" in capsys.readouterr().out
+        assert main(["plugins", "info", "roc", "--json", *(["--kind", kind] if kind else [])]) == 0
+        [data] = json.loads(capsys.readouterr().out)
+        assert (data["kind"], data["role"]) == ("reporter", "figure")
+    assert main(["plugins", "info", "html", "--kind", "reporter"]) == 0
+    assert "html (reporter, ok)" in capsys.readouterr().out
+    assert main(["plugins", "info", "html", "--kind", "figure"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown figure plugin 'html'" in err and "roc" in err
+    assert main(["plugins", "info", "nosuch", "--kind", "reporter"]) == 2
+    assert "html" in capsys.readouterr().err.split("known:")[1]

@@ -10,8 +10,17 @@ import shutil
 import textwrap
 from typing import Any
 
-from privbench.host.manager import KINDS, PluginInfo, get_host
+from privbench.host.manager import LISTED_KIND, PluginInfo, get_host
 from privbench.protocol.errors import ValidationError, did_you_mean
+
+#: what ``plugins info --kind`` takes: a listed kind, or the role ``figure`` (figures are
+#: listed as kind ``reporter``, role ``figure``; docs/cli.md)
+KIND_CHOICES = tuple(dict.fromkeys([*LISTED_KIND.values(), *LISTED_KIND]))
+
+
+def _shown_kind(kind: str, role: str) -> str:
+    """``reporter (figure)`` for a figure, the kind alone for every other plugin."""
+    return kind if role == kind else f"{kind} ({role})"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -26,8 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                           "parameters (type, default, help) and, for a metric, "
                                           "its declared outputs (unit, direction).")
     info.add_argument("name", metavar="NAME", help="plugin name, as `privbench plugins` lists it")
-    info.add_argument("--kind", choices=KINDS, help="only the plugin of this kind (when a name "
-                                                    "is used by several kinds)")
+    info.add_argument("--kind", choices=KIND_CHOICES,
+                      help="only the plugin of this kind (when a name is used by several "
+                           "kinds); reporter includes the figures, figure only them")
     info.add_argument("--json", action="store_true", help="print a JSON array of descriptions")
     info.set_defaults(func=run_info)
 
@@ -47,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     colour = {"ok": "green", "unavailable": "yellow", "broken": "red"}
     for r in rows:
         # escape: rich reads [ortools] in "pip install 'privbench[ortools]'" as markup
-        table.add_row(r.kind, escape(r.name), escape(r.version), escape(r.distribution),
+        table.add_row(_shown_kind(r.listed_kind, r.kind), escape(r.name), escape(r.version), escape(r.distribution),
                       f"[{colour.get(r.status, 'white')}]{escape(r.status)}", escape(r.reason))
     Console().print(table)
     print("details of one plugin: privbench plugins info NAME")
@@ -55,11 +65,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def find(name: str, kind: str | None = None) -> list[PluginInfo]:
-    """The plugins called ``name`` (of ``kind``); exit 2 naming the known ones if none."""
-    rows = get_host().plugins()
-    found = [r for r in rows if r.name == name and (kind is None or r.kind == kind)]
+    """The plugins called ``name`` (of ``kind``: a listed kind, ``reporter`` taking in the
+    figures, or the role ``figure``); exit 2 naming the known ones if none."""
+    rows = [r for r in get_host().plugins() if kind in (None, r.kind, r.listed_kind)]
+    found = [r for r in rows if r.name == name]
     if not found:
-        known = sorted({r.name for r in rows if kind is None or r.kind == kind})
+        known = sorted({r.name for r in rows})
         what = f"{kind} plugin" if kind else "plugin"
         raise ValidationError(f"unknown {what} {name!r}{did_you_mean(name, known)}; "
                               f"known: {', '.join(known)}")
@@ -90,7 +101,9 @@ def _default(p: dict[str, Any]) -> str:
 def _print_info(data: dict[str, Any]) -> None:
     """Plain text, one fact a line (no rich markup: names and defaults print as they are)."""
 
-    print(f"{data['name']} ({data['kind']}, {data['status']}) from {data['distribution']} "
+    kind = data["kind"] if data.get("role", data["kind"]) == data["kind"] \
+        else f"{data['kind']}, role {data['role']}"
+    print(f"{data['name']} ({kind}, {data['status']}) from {data['distribution']} "
           f"{data['version']}")
     if data["reason"]:
         print(f"  {data['reason']}")

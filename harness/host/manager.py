@@ -69,6 +69,9 @@ HOOK_KINDS: dict[str, tuple[str, type]] = {
     "privbench_register_figures": ("figure", Figure),
 }
 KINDS = tuple(kind for kind, _ in HOOK_KINDS.values())
+#: the kind a plugin is listed as (``plugins``, ``plugins --json``, ``plugins info``): a figure
+#: is part of what the reporter draws, so it is listed as kind ``reporter``, role ``figure``
+LISTED_KIND = {kind: "reporter" if kind == "figure" else kind for kind in KINDS}
 #: hooks that declare no plugin classes
 OTHER_HOOKS = ("privbench_register_commands",)
 
@@ -153,6 +156,11 @@ class PluginInfo:
     module: str = ""
     cls: type | None = field(default=None, repr=False)
 
+    @property
+    def listed_kind(self) -> str:
+        """The kind every listing shows (:data:`LISTED_KIND`): ``reporter`` for a figure."""
+        return LISTED_KIND.get(self.kind, self.kind)
+
     def to_dict(self) -> dict[str, Any]:
         """The row as plain data (``plugins --json``). There are seven kinds of plugin, but
         the JSON contract (docs/cli.md) lists six values of ``kind`` (mechanism, lp_backend,
@@ -162,8 +170,7 @@ class PluginInfo:
         data = asdict(self)
         data.pop("cls")
         data["role"] = self.kind
-        if self.kind == "figure":
-            data["kind"] = "reporter"
+        data["kind"] = self.listed_kind
         return data
 
 
