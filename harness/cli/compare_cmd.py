@@ -24,6 +24,7 @@ from privbench.cli._compare_uncertainty import uncertainty_tables
 from privbench.protocol.errors import ValidationError, did_you_mean
 from privbench.protocol.metric import Output
 from privbench.protocol.outputs import outputs_of
+from privbench.protocol.plugin import format_label
 from privbench.results.fingerprints import FOOTNOTE, MARK, other_code
 from privbench.results.pareto import (
     Curve,
@@ -147,26 +148,124 @@ def _check_request(args: argparse.Namespace) -> Output:
         out = resolve_output(args.by, get_host().outputs())
     except ValidationError as exc:
         raise ValidationError(f"--by: {exc}") from None
+    if out.relation == "interval" or out.payload:
+        what = (f"the interval [lo, hi] of {out.of}" if out.relation == "interval"
+                else f"a structured value ({out.payload})")
+        better = f"; --by {out.of} ranks by {out.of} itself" if out.of else ""
+        raise ValidationError(f"--by {out.name}: it is {what}, not one number to rank by{better}")
     if out.name == "distortion":
         raise ValidationError("--by distortion: distortion is the axis every curve is drawn "
                               "along; choose a privacy output (see `privbench plugins info`)")
     return out
 
 
-def _no_values(out: Output, db: Path, dataset: str | None) -> str:
-    """Why no run has a value of ``out``, and how to get one."""
+#: data sets loaded at most to say why a metric has no value on them (only on that error)
+MAX_EXPLAINED_DATASETS = 8
+#: distinct reasons named at most in that error
+MAX_CAUSES = 4
+
+
+def _data_unmet(cls: type, runs: pd.DataFrame) -> dict[str, tuple[str, list[str]]]:
+    """Per data set of ``runs`` (its label), what it lacks for metric ``cls``: (the metric's
+    ``unmet`` clause, the parts of its ``needs`` missing). Data sets that meet its needs, or
+    that cannot be loaded here (files absent, a plugin gone), are left out."""
+    import warnings
+
+    from privbench._plumbing.abort import plugin_code
+    from privbench.running.problems import load_problem
+
+    found: dict[str, tuple[str, list[str]]] = {}
+    seen: dict[str, tuple[str, dict[str, Any]]] = {}
+    for name, params in zip(runs["dataset"], runs["dataset_params"], strict=True):
+        params = params if isinstance(params, dict) else {}
+        seen.setdefault(format_label(name, params), (str(name), params))
+    for label, (name, params) in list(seen.items())[:MAX_EXPLAINED_DATASETS]:
+        try:
+            with warnings.catch_warnings(), plugin_code(f"dataset {name!r}"):
+                warnings.simplefilter("ignore")
+                problem = load_problem(name, params)
+                why = cls().unmet(problem)
+        except Exception:  # noqa: BLE001 - only an explanation: unknown, not an error
+            continue
+        if why:
+            found[label] = (str(why), problem.missing_parts(cls.needs))
+    return found
+
+
+def _part_hint(part: str, datasets: set[str]) -> str:
+    """How to get part ``part``: the data sets of ``datasets`` (names) that take a parameter
+    of that name, else the data sets that do ('' when none does)."""
+    from privbench.host.manager import get_host
+
+    takers = sorted(n for n, c in get_host().datasets().items() if part in c.param_names())
+    mine = sorted(datasets & set(takers))
+    if mine:
+        return f"pass {part}=... to {', '.join(mine)} (`privbench plugins info {mine[0]}`)"
+    if not takers:
+        return ""
+    return (f"{', '.join(sorted(datasets))} take{'s' if len(datasets) == 1 else ''} no {part} "
+            f"parameter; {', '.join(takers)} do (-d {takers[0]}:{part}=...)")
+
+
+def _asked(run_provenance: Any, metric: str) -> bool:
+    """Whether the run was made with ``metric`` among the metrics it computes (its code
+    fingerprint lists every default or requested metric that was installed)."""
+    fingerprint = run_provenance.get("fingerprint") if isinstance(run_provenance, dict) else None
+    plugins = fingerprint.get("plugins") if isinstance(fingerprint, dict) else None
+    return any(isinstance(p, dict) and p.get("kind") == "metric" and p.get("name") == metric
+               for p in plugins or ())
+
+
+def _no_values(out: Output, db: Path, dataset: str | None, runs: pd.DataFrame) -> str:
+    """Why no run of ``runs`` has a value of ``out``, and how to get one: the declaring
+    metric failed, its needs are not met by the runs' data sets (what they lack), it was
+    left out (--no-metric), it is not a default metric (-M), the runs predate it, or their
+    results do not meet its needs."""
     from privbench.host.manager import get_host
 
     owners = [cls for cls in get_host().metrics().values()
               if any(o.name == out.name for o in getattr(cls, "outputs", ()))]
     where = f" matching {dataset!r}" if dataset else ""
+    head = f"no ok run in {db}{where} has a value of {out.name}"
+    stored = outputs_of(runs, out.name)
+    if stored.notna().any():  # values, but none of them a number (a trace, a text)
+        sample = repr(stored[stored.notna()].iloc[0])
+        return (f"{head} that is a number: its values ({out.description}; e.g. {sample[:60]}) "
+                "are not one number to rank by")
     if not owners:
-        return f"no ok run in {db}{where} has a value of {out.name}"
+        return head
     m = owners[0]
-    how = ("it is a default metric: runs stored before it was installed lack it; run them again"
-           if m.default else f"it is not a default metric: run again with -M {m.name}")
-    return (f"no ok run in {db}{where} has a value of {out.name} (declared by metric "
-            f"{m.name!r}; {how})")
+    unmet = _data_unmet(m, runs)
+    causes: dict[str, int] = {}
+    parts: dict[str, set[str]] = {}
+    for run in runs.to_dict("records"):
+        label = format_label(run.get("dataset"), run.get("dataset_params"))
+        errors = run.get("metric_errors") if isinstance(run.get("metric_errors"), dict) else {}
+        skipped = (run.get("metrics") or {}).get("metrics_skipped") or () \
+            if isinstance(run.get("metrics"), dict) else ()
+        if errors.get(m.name):
+            cause = f"it failed: {str(errors[m.name])[:200]}"
+        elif label in unmet:
+            why, missing = unmet[label]
+            cause = f"on {label} it {why}"
+            for part in missing:
+                parts.setdefault(part, set()).add(str(run.get("dataset")))
+        elif m.name in skipped:
+            cause = f"it was left out (--no-metric {m.name} or the sweep's skip_metrics)"
+        elif not _asked(run.get("provenance"), m.name):
+            cause = ("it is a default metric: runs stored before it was installed lack it; "
+                     "run them again" if m.default
+                     else f"it is not a default metric: run again with -M {m.name}")
+        else:
+            cause = (f"it did not apply to the runs' results (it needs "
+                     f"{', '.join(sorted(m.needs))}: a mechanism that releases what it reads)")
+        causes[cause] = causes.get(cause, 0) + 1
+    shown = [c if len(causes) == 1 else f"{c} ({k} of {len(runs)} runs)"
+             for c, k in list(causes.items())[:MAX_CAUSES]]
+    if len(causes) > MAX_CAUSES:
+        shown.append(f"{len(causes) - MAX_CAUSES} other reasons")
+    hints = [h for part, names in sorted(parts.items()) if (h := _part_hint(part, names))]
+    return f"{head} (declared by metric {m.name!r}): " + "; ".join(shown + hints)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -182,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValidationError(f"no ok runs in {args.db}" + (f" matching {args.dataset!r}"
                                                              if args.dataset else ""))
     if not output_values(ok, out.name).notna().any():
-        raise ValidationError(_no_values(out, args.db, args.dataset))
+        raise ValidationError(_no_values(out, args.db, args.dataset, ok))
     # replicates (run seeds, data-set seeds) become one mean point each, with their sd
     ok = collapse_replicates(ok, [out.name])
     short = short_labels(ok)

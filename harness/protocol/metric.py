@@ -205,6 +205,19 @@ class Metric(Parametrized):
         parts = {name for name in PART_NEEDS if getattr(problem, name, None) is not None}
         return set(self.needs) <= have | parts
 
+    def unmet(self, problem: PrivacyProblem) -> str:
+        """Why ``problem`` cannot give this metric what it needs, as a clause after "it"
+        ('' when it can): by default the typed parts of ``needs`` it lacks ("needs the
+        problem part 'holdout', which this data set does not provide"). A metric whose
+        :meth:`applies` asks more of the problem says that here too (``bootstrap``: per-user
+        records); ``compare`` prints it when no stored run has the metric's outputs."""
+        missing = sorted(n for n in self.needs if n in PART_NEEDS and getattr(problem, n, None) is None)
+        if not missing:
+            return ""
+        noun = "part" if len(missing) == 1 else "parts"
+        return (f"needs the problem {noun} {', '.join(repr(n) for n in missing)}, which this data "
+                "set does not provide")
+
     def compute(
         self,
         problem: PrivacyProblem,

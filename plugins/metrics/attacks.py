@@ -147,6 +147,10 @@ class _ClassifierAttack(pb.Metric):
             return problem.records is not None
         return result.mapping is not None and problem.records is not None
 
+    def unmet(self, problem: pb.PrivacyProblem) -> str:
+        return ("needs per-user records to train on, which this data set does not carry"
+                if problem.records is None else "")
+
     def _model(self, categorical: bool, codes: np.ndarray | None) -> Any:
         raise NotImplementedError
 

@@ -1233,6 +1233,13 @@ class BootstrapIntervals(pb.Metric):
     def applies(self, problem, result) -> bool:
         return super().applies(problem, result) and user_cells(problem) is not None
 
+    def unmet(self, problem: pb.PrivacyProblem) -> str:
+        if user_cells(problem) is None:
+            return ("needs the users behind p(A, B) (per-user records with 'private' and "
+                    "'symbol' columns), which this data set does not carry: it is not built "
+                    "from user records")
+        return super().unmet(problem)
+
     def _intervals(self, problem: pb.PrivacyProblem, mapping: Any,
                    samples: dict[str, np.ndarray], centre: dict[str, float],
                    cells: dict[str, np.ndarray],

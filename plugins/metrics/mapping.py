@@ -128,6 +128,10 @@ class RecommendationRMSE(pb.Metric):
     def applies(self, problem, result) -> bool:
         return super().applies(problem, result) and problem.records is not None
 
+    def unmet(self, problem: pb.PrivacyProblem) -> str:
+        return super().unmet(problem) or (
+            "needs per-user records, which this data set does not carry" if problem.records is None else "")
+
     @staticmethod
     def normalised(problem: pb.PrivacyProblem) -> tuple[pd.DataFrame, np.ndarray | None]:
         """Ratings as (user = record row, item = 0..m-1, rating) and item features aligned.

@@ -117,6 +117,12 @@ class OptimumGap(pb.Metric):
     def applies(self, problem, result) -> bool:
         return super().applies(problem, result) and (self.max_n is None or problem.n <= self.max_n)
 
+    def unmet(self, problem: pb.PrivacyProblem) -> str:
+        if self.max_n is not None and problem.n > self.max_n:
+            return (f"covers alphabets of at most max_n = {self.max_n} symbols, and this one has "
+                    f"n = {problem.n} (-M optimum_large covers it)")
+        return super().unmet(problem)
+
     def certify(self, problem: pb.PrivacyProblem, distortion: float, leakage: float,
                 own: Bound | None = None) -> tuple[float, float, str, float]:
         """(L, U, source, seconds solved) on I*(distortion), given a mapping of ``leakage``
@@ -171,6 +177,12 @@ class OptimumGapLarge(OptimumGap):
 
     def applies(self, problem, result) -> bool:
         return pb.Metric.applies(self, problem, result) and problem.n > DEFAULT_MAX_N
+
+    def unmet(self, problem: pb.PrivacyProblem) -> str:
+        if problem.n <= DEFAULT_MAX_N:
+            return (f"covers only alphabets above {DEFAULT_MAX_N} symbols, and this one has "
+                    f"n = {problem.n} (the default optimum metric covers it)")
+        return pb.Metric.unmet(self, problem)
 
 
 @pb.hookimpl
