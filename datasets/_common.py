@@ -116,8 +116,9 @@ class FileBackedAdapter(pb.DatasetAdapter):
         spec = self.file_spec()
         try:
             results = _files.fetch(spec, force=force, progress=progress)
-        except pb.DataError as exc:
-            raise pb.DataError(f"{exc}\n{spec.how_to}") from None
+        except pb.DataError as exc:  # how to supply the files, once (_files says it offline)
+            said = not spec.how_to or spec.how_to in str(exc)
+            raise pb.DataError(str(exc) if said else f"{exc}\n{spec.how_to}") from None
         return {"name": self.name, "cache_dir": str(_files.cache_dir()), "files": results,
                 "fetched": any(r["downloaded"] for r in results)}
 

@@ -105,3 +105,10 @@ def test_unknown_dataset_and_bad_parameter(capsys) -> None:
     assert code == 2 and "unknown dataset 'imdb'" in err
     code, _, err = run(capsys, "data", "info", "census:colour=red")
     assert code == 2 and "unknown parameter(s) colour" in err
+
+
+@pytest.mark.parametrize("name", ["census", "movielens"])
+def test_fetch_offline_says_how_to_supply_the_files_once(capsys, name: str) -> None:
+    code, out, err = run(capsys, "data", "fetch", name)
+    assert code == 2 and "downloads are disabled (PRIVBENCH_OFFLINE is set)" in err
+    assert err.count("To supply the files") == 1
