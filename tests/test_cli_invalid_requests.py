@@ -180,3 +180,39 @@ def test_dry_run_lists_runs_without_loading_data(tmp_path, capsys, db_path) -> N
     assert main(["sweep", str(spec), "--db", str(db_path)]) == 2
     assert "absent.csv does not exist" in capsys.readouterr().err
     assert not db_path.exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        # a flag that would do nothing is refused like --max-mem under the local executor
+        (["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1", "--full"],
+         "--full needs --json"),
+        (["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1", "--workers", "2"],
+         "--workers 2 needs an executor that runs in worker processes (dask, process); "
+         "'local' runs one run at a time"),
+        (["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1", "--executor", "local",
+          "--max-mem", "2000"], "--max-mem needs an executor that runs in worker processes"),
+        (["sweep", "{spec}", "--full"], "--full needs --json"),
+        (["sweep", "{spec}", "--workers", "3"], "--workers 3 needs an executor"),
+        (["report", "--out", "{out}", "--executor", "nosuch"], "--executor applies to --sweep"),
+        (["report", "--out", "{out}", "--workers", "0"], "--workers applies to --sweep"),
+        (["report", "--out", "{out}", "--workers", "2", "--executor", "process"],
+         "--executor and --workers apply to --sweep"),
+    ],
+)
+def test_flags_that_would_do_nothing_are_refused(argv, reason, capsys, tmp_path: Path) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text('mechanisms = ["identity"]\ndatasets = ["synthetic:m=3"]\ndeltas = [1.0]\n')
+    out = tmp_path / "report"
+    db = tmp_path / "r.sqlite"
+    argv = [a.format(spec=spec, out=out) for a in argv]
+    assert main([*argv, "--db", str(db)]) == 2
+    assert reason in " ".join(capsys.readouterr().err.split())
+    assert not db.exists() and not out.exists()
+
+
+def test_one_worker_is_what_the_local_executor_is(capsys, tmp_path: Path) -> None:
+    assert main(["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1", "--workers", "1",
+                 "--no-store", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "ok"

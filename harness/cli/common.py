@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from privbench.protocol.errors import ValidationError
 from privbench.protocol.outputs import output_of
 from privbench.protocol.plugin import format_label
 from privbench.results.fingerprints import MARK
@@ -25,6 +26,13 @@ def add_store_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-mem", type=float, default=None, metavar="MB",
                    help="memory limit per worker (process: RLIMIT_AS; dask: the workers' "
                         "memory limit); a run above it is stored as an error")
+
+
+def check_full(args: argparse.Namespace) -> None:
+    """``--full`` shapes the ``--json`` lines: refused without them (it would do nothing)."""
+    if getattr(args, "full", False) and not getattr(args, "json", False):
+        raise ValidationError("--full needs --json (it keeps the bulky values of each JSON "
+                              "line; the table prints none of them)")
 
 
 def execute(runs: Sequence[RunSpec], args: argparse.Namespace, *, progress: bool = True,

@@ -14,7 +14,7 @@ from privbench._plumbing.abort import plugin_code
 from privbench._plumbing.outdir import OutputFolder
 from privbench.cli.sweep_cmd import print_summary
 from privbench.host.manager import get_host
-from privbench.protocol.errors import PluginError, PrivbenchError, StoreWriteError
+from privbench.protocol.errors import PluginError, PrivbenchError, StoreWriteError, ValidationError
 from privbench.results.store import DEFAULT_DB, open_existing
 from privbench.running.plan import SweepSpec, load_sweep_file
 from privbench.running.sweep import sweep
@@ -46,6 +46,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    given = [flag for flag, value in (("--executor", args.executor), ("--workers", args.workers))
+             if value is not None]
+    if given and not args.sweep:
+        raise ValidationError(f"{' and '.join(given)} appl{'y' if len(given) > 1 else 'ies'} to "
+                              "--sweep (the sweeps run before the report); without one the "
+                              "report only reads the store")
     args.reporter = args.reporter or get_host().default("reporter")
     cls = get_host().get("reporter", args.reporter)  # fail before any sweep runs
     specs = [load_sweep_file(path) for path in args.sweep]  # every file read before any runs

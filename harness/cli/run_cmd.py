@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from privbench.cli.common import add_store_args, execute, print_table
+from privbench.cli.common import add_store_args, check_full, execute, print_table
 from privbench.protocol.errors import ValidationError
 from privbench.protocol.plugin import format_label
 from privbench.running.plan import SweepSpec, check_fractions, check_timeout, plan_runs
@@ -112,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         metrics=args.metric, skip_metrics=args.no_metric, timeout=args.timeout, repeat=args.repeat,
     )
     check_timeout(args.timeout, what="--timeout")
+    check_full(args)
     if args.workers is not None and args.workers < 1:
         raise ValidationError(f"--workers must be an integer >= 1; got {args.workers}")
     runs = plan_runs(spec, strict_lp=True)

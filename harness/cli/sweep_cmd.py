@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from privbench.cli.common import add_store_args
+from privbench.cli.common import add_store_args, check_full
 from privbench.protocol.errors import ValidationError
 from privbench.running.plan import DEFAULT_MAX_RUNS, load_sweep_file, plan_runs
 from privbench.running.records import declared_units, metric_failure_lines, record_json
@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     if args.steal_claims and not args.resume:
         raise ValidationError("--steal-claims needs --resume (it takes over claims of runs "
                               "a resumed sweep would otherwise leave to another sweep)")
+    check_full(args)
     spec = load_sweep_file(args.spec)  # read once: planned, run, named in the summary
     if args.dry_run:  # listing runs needs no data (but relative budgets need d_const)
         spec.max_runs = args.max_runs

@@ -54,7 +54,8 @@ def make_executor(name: str, workers: int | None = None, scheduler: str | None =
                   max_mem_mb: float | None = None) -> Any:
     """The executor plugin ``name``; it may carry parameters like a mechanism
     (``dask:max_pending=64``). ``workers``, ``scheduler`` and ``max_mem_mb`` are refused,
-    naming the option, by an executor that does not take them."""
+    naming the option, by an executor that does not take them (``workers`` = 1 excepted:
+    one at a time is what such an executor does)."""
     name, raw = split_spec(name, what="executor")
     cls = get_host().get("executor", name)
     params = typed_params(cls, raw)
@@ -62,6 +63,11 @@ def make_executor(name: str, workers: int | None = None, scheduler: str | None =
         raise ValidationError(f"--workers must be an integer >= 1; got {workers}")
     if workers and "workers" in cls.param_names():
         params["workers"] = workers
+    elif workers is not None and workers > 1:  # one worker is what such an executor is
+        takes = sorted(n for n, c in get_host().executors().items() if "workers" in c.param_names())
+        raise ValidationError(f"--workers {workers} needs an executor that runs in worker "
+                              f"processes ({', '.join(takes) or 'none installed'}); {name!r} runs "
+                              "one run at a time in this process")
     if max_mem_mb is not None:
         if "max_mem_mb" not in cls.param_names():
             raise ValidationError(f"--max-mem needs an executor that runs in worker processes "
@@ -92,10 +98,11 @@ def execute_runs(runs: Sequence[RunSpec], *, db: str | Path | None = DEFAULT_DB,
     :param steal_claims: with ``resume``, take over every claim on these runs (claims a
         sweep that is gone left with a fresh lease and a plausible holder).
     """
+    # an executor option it refuses is an invalid request: said before the store is created
+    make = make_executor(executor or get_host().default("executor"), workers, scheduler, max_mem_mb)
     store = None if db is None else ResultStore(db)
     if store is not None:
         store.check_writable()  # before anything is computed
-    make = make_executor(executor or get_host().default("executor"), workers, scheduler, max_mem_mb)
     sweep_id = sweep_id or uuid.uuid4().hex[:12]
     claim_owner = uuid.uuid4().hex
     finished = False  # an error (or an early close) is the one to report, not the release's
