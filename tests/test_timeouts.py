@@ -130,3 +130,87 @@ def test_a_dask_sweep_goes_on_past_a_run_that_swallows_every_timeout(tmp_path) -
     assert out.returncode == 0, out.stderr[-2000:]
     rows = dict(sqlite3.connect(db).execute("SELECT mechanism, status FROM runs").fetchall())
     assert rows == {"hostile_returns": "timeout", "identity": "ok"}, out.stderr[-2000:]
+
+
+def _timeout_in_compiled_code(how: str) -> None:
+    """What CPython raises when the time limit's exception lands inside a numba function:
+    ``SystemError`` with the timeout as its cause and context (``from``), or as its
+    context only (raised while handling it)."""
+    try:
+        raise pb.RunTimeout("run exceeded its time limit of 1 s")
+    except pb.RunTimeout as exc:
+        message = "CPUDispatcher(<function _tables>) returned a result with an exception set"
+        if how == "cause":
+            raise SystemError(message) from exc
+        raise SystemError(message)  # noqa: B904 - the implicit context is the case tested
+
+
+class _TimesOutInside(pb.MappingMechanism):
+    name = "times_out_inside"
+
+    def __init__(self, how: str = "cause") -> None:
+        self.how = how
+
+    def run(self, problem: pb.PrivacyProblem, delta: float) -> pb.MechanismResult:
+        _timeout_in_compiled_code(self.how)
+        raise AssertionError("unreachable")
+
+
+class _TimesOutInsideMetric(pb.Metric):
+    name = "times_out_inside_metric"
+    default = False
+
+    def compute(self, problem, result, *, delta, seed=None) -> dict:
+        _timeout_in_compiled_code("cause")
+        return {}
+
+
+class _TimeoutPlugin:
+    @pb.hookimpl
+    def privbench_register_mechanisms(self):
+        return [_TimesOutInside]
+
+    @pb.hookimpl
+    def privbench_register_metrics(self):
+        return [_TimesOutInsideMetric]
+
+
+@pytest.mark.parametrize("how", ["cause", "context"])
+def test_a_timeout_surfacing_as_a_system_error_is_a_timeout(host, how: str) -> None:
+    """The time limit fired inside a compiled function (sppm frank-wolfe on census, once in
+    ~22 runs at --timeout 1): the SystemError it became is the timeout, not an error."""
+    host.register(_TimeoutPlugin(), name="times-out-inside")
+    spec = RunSpec(mechanism="times_out_inside", mechanism_params={"how": how},
+                   dataset="synthetic", dataset_params={"m": 2}, delta=1.0)
+    record = pb.execute_run(spec)
+    assert record["status"] == "timeout", record
+    assert record["error"] == "run exceeded its time limit of 1 s"
+
+
+def test_a_timeout_surfacing_in_a_metric_is_the_runs_timeout(host) -> None:
+    host.register(_TimeoutPlugin(), name="times-out-inside")
+    others = tuple(name for name in pb.metric_names()
+                   if name not in ("leakage", "distortion", "times_out_inside_metric"))
+    spec = RunSpec(mechanism="identity", dataset="synthetic", dataset_params={"m": 2}, delta=1.0,
+                   metrics=("times_out_inside_metric",), skip_metrics=others)
+    record = pb.execute_run(spec)
+    assert record["status"] == "timeout", record
+    assert "times_out_inside_metric" not in (record.get("metric_errors") or {})
+
+
+def test_a_system_error_without_a_timeout_behind_it_is_an_error(host) -> None:
+    class _Broken(_TimesOutInside):
+        name = "plain_system_error"
+
+        def run(self, problem, delta):
+            raise SystemError("a genuine interpreter error")
+
+    class _Plugin:
+        @pb.hookimpl
+        def privbench_register_mechanisms(self):
+            return [_Broken]
+
+    host.register(_Plugin(), name="plain-system-error")
+    record = pb.execute_run(RunSpec(mechanism="plain_system_error", dataset="synthetic",
+                                    dataset_params={"m": 2}, delta=1.0))
+    assert record["status"] == "error" and "SystemError: a genuine interpreter error" in record["error"]

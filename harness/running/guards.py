@@ -24,11 +24,33 @@ REARM_S = 1.0
 #: before privbench gives up on unwinding it and ends
 ESCALATE_S = 60.0
 
-__all__ = ["Limit", "PluginAbort", "RunTimeout", "plugin_code", "time_limit"]
+__all__ = ["Limit", "PluginAbort", "RunTimeout", "plugin_code", "time_limit", "timeout_behind"]
 
 
 class RunTimeout(BaseException):
     """Raised inside a run when its time budget is exhausted (not an ``Exception``)."""
+
+
+def timeout_behind(exc: BaseException) -> RunTimeout | None:
+    """The :class:`RunTimeout` ``exc`` is, or was raised from or while handling
+    (``__cause__`` / ``__context__``), else None.
+
+    The timeout arrives asynchronously (SIGALRM here, ``PyThreadState_SetAsyncExc`` under
+    Dask) and may land inside a compiled function: numba's dispatcher then returns with the
+    exception set and CPython raises ``SystemError: CPUDispatcher(...) returned a result
+    with an exception set`` from it. That run timed out; it did not fail.
+    """
+    seen: set[int] = set()
+    chain: list[BaseException | None] = [exc]
+    while chain:
+        current = chain.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, RunTimeout):
+            return current
+        chain += [current.__cause__, current.__context__]
+    return None
 
 
 class Limit:

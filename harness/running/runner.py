@@ -35,7 +35,7 @@ from privbench.protocol.plugin import format_label
 from privbench.protocol.problem import PrivacyProblem
 from privbench.protocol.shared import using_store
 from privbench.running.fingerprint import run_fingerprint
-from privbench.running.guards import Limit, PluginAbort, RunTimeout, plugin_code, time_limit
+from privbench.running.guards import Limit, PluginAbort, RunTimeout, plugin_code, time_limit, timeout_behind
 from privbench.running.isolation import isolated_run
 from privbench.running.problems import load_problem, run_view
 from privbench.running.provenance import provenance
@@ -133,6 +133,8 @@ def compute_metrics(
             if refused is not None:
                 errors[name] = refused
         except Exception as exc:  # noqa: BLE001 - a broken metric must not sink the run
+            if timeout_behind(exc) is not None:  # the time limit, surfacing as another error
+                raise
             errors[name] = f"{type(exc).__name__}: {exc}"
         seconds[name] = time.perf_counter() - started
     values["metric_seconds"] = seconds
@@ -195,16 +197,8 @@ def execute_run(spec_data: dict[str, Any] | RunSpec, *, timeout: float | None = 
             _execute(spec, record, on_progress, limit)
     except RunTimeout as exc:
         record.update(status="timeout", error=str(exc))
-    except InvalidMappingError as exc:
-        record.update(status="invalid", error=str(exc))
-    except (PrivbenchError, PluginAbort) as exc:
-        record.update(status="error", error=str(exc))
-    except PluginFailure as exc:
-        record.update(status="error", error=str(exc))
-        record["metrics"]["traceback"] = traceback.format_exc(limit=8)
     except Exception as exc:  # noqa: BLE001 - isolation is the point
-        record.update(status="error", error=f"{type(exc).__name__}: {exc}")
-        record["metrics"]["traceback"] = traceback.format_exc(limit=8)
+        _failed(record, exc)
     if limit is not None and limit.fired and record["status"] not in ("timeout", "error"):
         # it ran past its limit and caught the timeout: not a result within the limit
         record.update(status="timeout", error=f"{limit.message} (the run caught the timeout "
@@ -238,6 +232,24 @@ def legacy_notes(mechanisms: Iterable[str]) -> list[str]:
     classes = {host.get("mechanism", name) for name in set(mechanisms)}
     notes = (legacy_note(cls) for cls in sorted(classes, key=lambda c: c.name))
     return [note for note in notes if note is not None]
+
+
+def _failed(record: dict[str, Any], exc: Exception) -> None:
+    """The status and error of a run that raised ``exc`` (called while handling it): a
+    timeout when the time limit is behind it (:func:`~privbench.running.guards.timeout_behind`),
+    else invalid or error."""
+    timeout = timeout_behind(exc)
+    if timeout is not None:
+        record.update(status="timeout", error=str(timeout))
+    elif isinstance(exc, InvalidMappingError):
+        record.update(status="invalid", error=str(exc))
+    elif isinstance(exc, PrivbenchError | PluginAbort | PluginFailure):
+        record.update(status="error", error=str(exc))
+        if isinstance(exc, PluginFailure):
+            record["metrics"]["traceback"] = traceback.format_exc(limit=8)
+    else:
+        record.update(status="error", error=f"{type(exc).__name__}: {exc}")
+        record["metrics"]["traceback"] = traceback.format_exc(limit=8)
 
 
 def _create(spec: RunSpec) -> Mechanism:
