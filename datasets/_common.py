@@ -58,6 +58,11 @@ class FileBackedAdapter(pb.DatasetAdapter):
     """A dataset adapter whose data are official files found by :mod:`._files`.
 
     Subclasses define ``file_spec()``, and take ``data_dir`` and ``download`` params.
+
+    :param data_dir: a folder holding the data set's files (looked in before
+        ``PRIVBENCH_DATA_DIR`` and the download cache; it must exist).
+    :param download: fetch the official files into the cache when they are found nowhere
+        (``true``/``false``; ``PRIVBENCH_OFFLINE=1`` forbids it whatever this says).
     """
 
     homepage: ClassVar[str] = ""

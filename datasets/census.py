@@ -220,6 +220,24 @@ def attribute_column(frame: pd.DataFrame, name: str, n_bins: int | None) -> pd.S
 
 
 class Census(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
+    """UCI Adult ("census") as in the SPPM paper, section 4.1.
+
+    :param top_k: the alphabet B: the top_k most frequent public profiles among the design
+        users (an integer >= 1; 300 in the paper), or ``all`` for every profile; users with
+        another profile are outside the problem.
+    :param split: which official file to read: ``both`` (adult.data and adult.test, 48,842
+        rows), ``train`` (adult.data) or ``test`` (adult.test).
+    :param missing: rows with a missing (``?``) public attribute: ``drop`` them (the paper's
+        choice) or ``keep`` ``?`` as a value of its own.
+    :param private: the private attribute A, as the UCI documentation spells it (``income``:
+        > 50K or not, the paper's; ``sex``, ``race``, ``marital-status``, ``age_decade``, ...).
+    :param public: the released attributes, a list such as ``[education,sex]`` (default: the
+        paper's seven, less the private one).
+    :param bins: equal-count buckets for numeric attributes: ``[age:5,hours-per-week:4]`` (each
+        at least 2), or one integer for every numeric attribute used (default: none, each
+        value its own category).
+    """
+
     name = "census"
     description = ("UCI Adult: 7 public attributes, private income > 50K, top-K profiles, "
                    "Hamming distortion")

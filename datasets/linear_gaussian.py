@@ -20,6 +20,19 @@ import privbench as pb
 
 
 class LinearGaussian(pb.DatasetAdapter):
+    """A seeded linear-Gaussian multi-label generator, for the record mechanisms.
+
+    :param n_samples: the number of records (users), at least 4.
+    :param n_features: the feature dimension of x (at least 1).
+    :param n_labels: the number of labels y (at least 2): the first n_desired are desired,
+        the rest confidential.
+    :param n_desired: how many labels are desired (at least 1, below n_labels).
+    :param noise: the standard deviation of the Gaussian noise added to the labels (>= 0).
+    :param spectrum_decay: the smallest feature variance relative to the largest, in (0, 1]
+        (the variances decay geometrically from 1 to it).
+    :param seed: the seed of the features, weights and noise.
+    """
+
     name = "linear_gaussian"
     citation = 'Xu et al., Cleaning the null space, AAAI 2017 (the linear-Gaussian record setting)'
     description = "seeded linear-Gaussian multi-label data (record mechanisms)"

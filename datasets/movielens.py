@@ -224,6 +224,17 @@ def _check_ids(frame: pd.DataFrame, column: str, where: str, what: str) -> None:
 
 
 class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
+    """MovieLens 100K / 1M as in the SPPM paper, section 4.1 ("Movie dataset").
+
+    :param variant: which release: ``100k`` (943 users) or ``1m`` (6,040 users).
+    :param top_genres: the number of genres set in a user's binary profile: the ones the user
+        prefers most (an integer from 1 to the number of genres, 19 in 100K, 18 in 1M).
+    :param top_k: keep only the top_k most frequent profiles as the alphabet (an integer >= 1),
+        or ``all`` (default) for every observed profile.
+    :param private: the private attribute A: ``gender`` (the paper's), ``age`` (seven age
+        groups) or ``occupation``.
+    """
+
     name = "movielens"
     description = ("MovieLens 100K/1M: top-6 genre profile (binary), private gender, "
                    "Hamming distortion")

@@ -180,6 +180,20 @@ def read_survey(path: Path) -> tuple[pd.DataFrame, list[str]]:
 
 
 class PoliticsTV(RowSampledMixin, pb.DatasetAdapter):
+    """Politics-and-TV (quantized-mapping paper, section IV) read from a user's own file.
+
+    :param path: the survey file (one row per user: age, gender, state, politics, r_1..r_50
+        with ratings 0..5, 0 = not rated); required.
+    :param ratings: how a rating is released: ``binary`` (1 when r >= 4, the paper's) or
+        ``stars`` (0..5).
+    :param shows: the shows in the public profile: ``topN`` (the N most seen, e.g. ``top5``,
+        the paper's) or ``all`` 50.
+    :param top_k: keep only the top_k most frequent rating vectors as the alphabet (an
+        integer >= 1), or ``all`` (default) for every observed one.
+    :param distortion: the distortion between rating vectors: ``hamming``, ``l1``, ``l2`` or
+        ``sq_l2`` (default: hamming for binary ratings, l2 for stars).
+    """
+
     name = "politics_tv"
     description = ("Politics-and-TV survey from a user's file: TV ratings public, "
                    "politics private")
@@ -408,6 +422,23 @@ def generate_survey(seed: int = 0, n_users: int = 1218, n_democrats: int = 744
 
 
 class PoliticsTVSurrogate(RowSampledMixin, pb.DatasetAdapter):
+    """A seeded surrogate of Politics-and-TV, calibrated to the paper's statistics (not the real survey).
+
+    :param seed: the generator's seed (an integer >= 0): each seed gives another survey of the
+        same model.
+    :param ratings: how a rating is released: ``binary`` (1 when r >= 4, the paper's) or
+        ``stars`` (0..5).
+    :param shows: the shows in the public profile: ``topN`` (the N most seen, e.g. ``top5``,
+        the paper's) or ``all`` 50.
+    :param top_k: keep only the top_k most frequent rating vectors as the alphabet (an
+        integer >= 1), or ``all`` (default) for every observed one.
+    :param distortion: the distortion between rating vectors: ``hamming``, ``l1``, ``l2`` or
+        ``sq_l2`` (default: hamming for binary ratings, l2 for stars).
+    :param n_users: the number of users generated (1,218 in the paper).
+    :param n_democrats: how many of them are Democrats, the rest Republicans (744 in the
+        paper; between 1 and n_users - 1).
+    """
+
     name = "politics_tv_surrogate"
     description = ("SURROGATE Politics-and-TV: seeded generator calibrated to the paper's "
                    "statistics (not the real survey)")

@@ -19,6 +19,19 @@ MAX_N = 20_000
 
 
 class RandomProblem(pb.DatasetAdapter):
+    """Seeded random problems for tests and property checks.
+
+    :param n: the public alphabet size |B| (an integer in [1, 20,000]; the distortion is a
+        dense n x n matrix).
+    :param n_private: the private alphabet size |A| (an integer in [1, 20,000]).
+    :param seed: the seed of the prior and the distortion (an integer in [0, 2^63 - 1]).
+    :param distortion: ``random`` (d uniform in [0, 1), zero diagonal), ``hamming`` (distinct
+        random binary profiles of ``bits`` bits) or ``sq_l2`` (random points in [0, n)).
+    :param concentration: the Dirichlet concentration of the prior over the |A| x n cells
+        (> 0; small values give a peaked prior, 1 a uniform draw on the simplex).
+    :param bits: the profile length with ``distortion=hamming`` (n must be at most 2^bits).
+    """
+
     name = "random"
     citation = 'none: seeded random problems for tests (privbench)'
     description = "seeded random prior and distortion (tests, property checks)"

@@ -21,6 +21,12 @@ def toy_joint(m: int) -> np.ndarray:
 
 
 class Synthetic(pb.DatasetAdapter):
+    """The SPPM paper's toy example (section 2).
+
+    :param m: B has 2^m symbols (an integer in 1..24); the first half is A = 0, the second
+        A = 1, so I(A; B) = 1 bit.
+    """
+
     name = "synthetic"
     citation = 'Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014 (the toy example)'
     description = "SPPM toy example: 2^m symbols, B determines A, squared l2 distortion"

@@ -192,7 +192,20 @@ def _lost_worker_text(attempts: int, exc: BaseException) -> str:
 
 
 class DaskExecutor(pb.Executor):
-    """Ship runs to a Dask cluster and stream their records back as they finish."""
+    """Ship runs to a Dask cluster and stream their records back as they finish.
+
+    :param scheduler: the address of a running Dask scheduler, ``tcp://HOST:PORT``
+        (``--scheduler``); default: a local cluster of worker processes on loopback.
+    :param workers: the local cluster's worker processes (``--workers``; default: the CPU
+        count; not read with ``scheduler``).
+    :param threads_per_worker: the local cluster's threads per worker (an integer >= 1).
+    :param retries: how often a run whose worker died is submitted again before it is
+        recorded as an error (an integer >= 0).
+    :param max_pending: the runs in flight at most (default: one per worker thread); set it on
+        an adaptive cluster that starts from zero workers.
+    :param max_mem_mb: the local cluster's memory limit per worker in MB (``--max-mem``; its
+        nanny restarts a worker above it, failing that run); default: Dask's ``auto``.
+    """
 
     name = "dask"
     citation = 'Rocklin, Dask: parallel computation with blocked algorithms and task scheduling, SciPy 2015'

@@ -23,6 +23,13 @@ from privbench.protocol.executor import run_label
 
 
 class ProcessExecutor(pb.Executor):
+    """Runs in a pool of spawned worker processes: hard timeouts, crash isolation.
+
+    :param workers: the worker processes (``--workers``; default: the machine's CPU count).
+    :param max_mem_mb: each worker's address-space limit in MB (RLIMIT_AS, ``--max-mem``; at
+        least 512): a run above it fails as an error, the sweep goes on.
+    """
+
     name = "process"
     citation = "none: privbench's process pool (pebble)"
     description = "process pool with hard timeouts and crash isolation"

@@ -18,7 +18,11 @@ from ._master import RebuildingBackend, column_matrix
 
 
 class CvxpyBackend(RebuildingBackend):
-    """LP through cvxpy; ``solver`` is any installed cvxpy solver name (default CLARABEL)."""
+    """LP through cvxpy; ``solver`` is any installed cvxpy solver name (default CLARABEL).
+
+    :param solver: the cvxpy solver name (an installed one, case-insensitive: ``CLARABEL``,
+        ``HIGHS``, ``SCIPY``, ...; GLOP and PDLP are refused, use the glop / pdlp backends).
+    """
 
     name = "cvxpy"
     citation = 'Diamond and Boyd, CVXPY: a Python-embedded modeling language for convex optimization, JMLR 2016'

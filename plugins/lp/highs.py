@@ -44,7 +44,15 @@ def quiet_highs(highspy: Any) -> Any:
 
 
 class HighsBackend(pb.LPBackend):
-    """Persistent highspy model, primal simplex warm starts, presolve off."""
+    """Persistent highspy model, primal simplex warm starts, presolve off.
+
+    :param threads: HiGHS' ``threads`` option: the threads it may use (1: serial).
+    :param simplex_strategy: HiGHS' ``simplex_strategy`` for the restricted masters (0 lets it
+        choose, 1-3 dual simplex variants, 4 primal simplex, the default; whole LPs let HiGHS
+        choose).
+    :param warm: keep the basis between solves of the restricted master (``false`` clears it
+        before each solve, as a cold solve would: a measurement aid).
+    """
 
     name = "highs"
     citation = 'Huangfu and Hall, Parallelizing the dual revised simplex method, Math. Prog. Comp. 2018'

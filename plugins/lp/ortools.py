@@ -210,7 +210,11 @@ class GlopBackend(_WorkerBackend):
 
 
 class PdlpBackend(_WorkerBackend):
-    """PDLP (first-order primal-dual) in a worker process, to ``tolerance``."""
+    """PDLP (first-order primal-dual) in a worker process, to ``tolerance``.
+
+    :param tolerance: PDLP's relative and absolute optimality tolerance (its
+        ``eps_optimal_relative`` and ``eps_optimal_absolute``; > 0).
+    """
 
     name = "pdlp"
     citation = ('Applegate et al., Practical large-scale linear programming using primal-dual hybrid '

@@ -16,7 +16,11 @@ from ._master import RebuildingBackend, column_matrix
 
 
 class ScipyLinprogBackend(RebuildingBackend):
-    """Cold solves with scipy's bundled HiGHS (dual simplex by default)."""
+    """Cold solves with scipy's bundled HiGHS (dual simplex by default).
+
+    :param method: ``scipy.optimize.linprog``'s ``method``: ``highs`` (HiGHS chooses),
+        ``highs-ds`` (dual simplex) or ``highs-ipm`` (interior point).
+    """
 
     name = "scipy"
     citation = 'Virtanen et al., SciPy 1.0, Nature Methods 2020'

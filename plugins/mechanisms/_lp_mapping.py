@@ -176,6 +176,16 @@ class LPMappingMechanism(pb.SizeLimited, pb.MappingMechanism):
     :meth:`build` (rows and objective on a :class:`MappingLP`) and optionally
     :meth:`measures` (stats of the returned mapping). Its ``__init__`` stores
     ``lp_backend`` and ``max_n`` (and its own parameters).
+
+    :param lp_backend: the LP backend that solves the whole LP with ``solver=full`` (one that
+        solves whole LPs: highs, scipy or cvxpy); column generation runs its master in HiGHS
+        itself.
+    :param max_n: the largest alphabet n it solves (the LP has n² variables); a larger problem
+        is skipped; default: the solver's own (``colgen`` 10,000, ``full`` 400).
+    :param solver: ``colgen`` (column generation, without building the n² variables, with a
+        certified lower bound) or ``full`` (the whole LP through ``lp_backend``).
+    :param tol: the relative gap (objective - bound) / max(|objective|, |bound|) at which
+        column generation stops, in (0, 1) (unused by ``full``).
     """
 
     requirements = ("highspy",)

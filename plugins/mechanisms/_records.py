@@ -222,6 +222,18 @@ class AllyPredictorMechanism(pb.RecordMechanism):
 
     Subclasses store ``variant``, ``desired``, ``confidential``, ``test_fraction`` and
     ``center`` in their ``__init__`` (the sklearn rule: every class declares its own).
+
+    :param variant: the null-space algorithm: 1 (eigenvectors of A_d A_dᵀ, Algorithm 1) or 2
+        (generalized eigenvectors against the adversary's least-squares predictor A_c,
+        Algorithm 2).
+    :param desired: the target columns the ally predicts, a name or a list (default: the data
+        set's own desired targets).
+    :param confidential: the target columns to hide, a name or a list (default: the data set's
+        own confidential targets, else ``private``).
+    :param test_fraction: the share of records (seeded by the run's seed) held out to measure
+        the metrics on, in [0, 1); 0 measures in sample.
+    :param center: work on x - μ, μ the training rows' mean, so removed components fall back to
+        the mean (``false``: the paper's toy setting, no intercept).
     """
 
     variant: int

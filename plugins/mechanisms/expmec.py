@@ -52,7 +52,13 @@ def solve_beta(D: np.ndarray, p_b: np.ndarray, delta: float, *, xtol: float = 1e
 
 
 class ExponentialMechanism(pb.SizeLimited, pb.MappingMechanism):
-    """ExpMec: a dense mapping; refuses alphabets above ``max_n`` (n x n memory)."""
+    """ExpMec: a dense mapping; refuses alphabets above ``max_n`` (n x n memory).
+
+    :param beta: the inverse temperature β >= 0, used as is whatever Δ (the run then promises
+        no budget); default: the smallest β with E[d] <= Δ, by root finding.
+    :param max_n: the largest alphabet n it accepts (the mapping is a dense n x n array); a
+        larger problem is skipped.
+    """
 
     name = "expmec"
     citation = ('McSherry and Talwar, Mechanism design via differential privacy, FOCS 2007; compared '

@@ -29,7 +29,17 @@ MATCHES = ("nullspace", "budget")
 
 
 class LaplaceNoise(_records.AllyPredictorMechanism):
-    """Additive Laplace noise calibrated to a null-space run's e_utility."""
+    """Additive Laplace noise calibrated to a null-space run's e_utility.
+
+    :param scale: the Laplace scale b of the noise, used as is (>= 0); default: calibrated so
+        that the mean e_utility on the test rows meets the ``match`` target.
+    :param match: the calibration target: ``nullspace`` (the mean e_utility of a null-space run
+        with the same targets, split, seed and Δ) or ``budget`` (Δ itself).
+    :param variant: the null-space algorithm (1 or 2) whose e_utility ``match=nullspace``
+        matches.
+    :param center: fit the ally's predictor on x - μ, μ the training rows' mean, i.e. with an
+        intercept (``false``: through the origin); the noise itself is not centred.
+    """
 
     name = "laplace"
     citation = ('Dwork, McSherry, Nissim, Smith, Calibrating noise to sensitivity in private data '

@@ -148,7 +148,13 @@ def repair(problem: pb.PrivacyProblem, X: sp.csc_array, epsilon: float, notion: 
 
 
 class LipOptimal(LPMappingMechanism):
-    """Least E[d] under ε-LIP (or ε-LDP w.r.t. A with ``notion="ldp"``), Δ read as ε."""
+    """Least E[d] under ε-LIP (or ε-LDP w.r.t. A with ``notion="ldp"``), Δ read as ε.
+
+    :param notion: the constraint: ``lip`` (ε-local information privacy, |ln p(b̂|a) / p(b̂)|
+        <= ε) or ``ldp`` (ε-local differential privacy with respect to A).
+    :param max_n: the largest alphabet n it solves (the LP has n² variables); a larger problem
+        is skipped; default: the solver's own (``colgen`` 10,000, ``full`` 1,200).
+    """
 
     name = "lip_optimal"
     citation = ('Jiang, Li, Tandon, Local information privacy and its application to '

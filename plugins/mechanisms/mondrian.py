@@ -71,7 +71,15 @@ def mondrian_cells(codes: np.ndarray, counts: np.ndarray, k: float) -> list[np.n
 
 
 class Mondrian(pb.MappingMechanism):
-    """Mondrian k-anonymity (LeFevre, DeWitt, Ramakrishnan, ICDE 2006) on coded profiles."""
+    """Mondrian k-anonymity (LeFevre, DeWitt, Ramakrishnan, ICDE 2006) on coded profiles.
+
+    :param k: the least number of users per cell (an integer >= 1): a median cut is made only
+        when both sides keep at least k.
+    :param release: how a profile is released within its cell: ``uniform`` (each of the cell's
+        profiles equally likely) or ``prior`` (in proportion to p(b)).
+    :param users: without records, the number of users N the prior stands for (p(b) x N per
+        profile; >= 0); ignored when the data set has records.
+    """
 
     name = "mondrian"
     citation = 'LeFevre, DeWitt, Ramakrishnan, Mondrian multidimensional k-anonymity, ICDE 2006'

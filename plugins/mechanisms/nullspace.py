@@ -32,7 +32,11 @@ from ._nullspace import Basis, clean_rows, eigen_basis, generalized_basis
 
 
 class NullspaceCleaning(_records.AllyPredictorMechanism):
-    """Clean feature vectors in the approximate null space of the ally's predictor."""
+    """Clean feature vectors in the approximate null space of the ally's predictor.
+
+    :param variant: 1 (Algorithm 1: eigenvectors of A_d A_dᵀ) or 2 (Algorithm 2: generalized
+        eigenvectors against the adversary's predictor A_c, fitted on the training rows).
+    """
 
     name = "nullspace"
     citation = ('Xu, Cao, Shah, Maung, Schweitzer, Cleaning the null space: a privacy mechanism for '

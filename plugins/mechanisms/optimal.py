@@ -43,7 +43,17 @@ _WARMED: set[str] = set()
 
 
 class Optimal(pb.SizeLimited, pb.MappingMechanism):
-    """Exact optimum of problem (1) with cvxpy; dense n x n, for n <= ``max_n``."""
+    """Exact optimum of problem (1) with cvxpy; dense n x n, for n <= ``max_n``.
+
+    :param solver: the cvxpy exponential-cone solver tried first (an installed one, e.g.
+        ``CLARABEL``, ``ECOS``, ``SCS``; case-insensitive).
+    :param max_n: the largest alphabet n it solves (the program has n² variables); a larger
+        problem is skipped.
+    :param verbose: let the solver print its progress (to stderr).
+    :param fallback: when the first solve is not ``optimal``, try the fallback chain
+        (cautious Clarabel, the unscaled program, the other installed solvers) and keep the
+        best; ``false`` solves once.
+    """
 
     name = "optimal"
     citation = ('Salamatian, Fawaz, Kveton, Taft, SPPM: Sparse Privacy Preserving Mappings, UAI 2014 '

@@ -33,7 +33,12 @@ from ._pp_flow import flow_seed_applies
 
 
 class PerfectPrivacy(LPMappingMechanism):
-    """Least E[d] with B̂ independent of A (LP; Δ unused)."""
+    """Least E[d] with B̂ independent of A (LP; Δ unused).
+
+    :param max_n: the largest alphabet n it solves (the LP has n² variables); a larger problem
+        is skipped; default: the solver's own (``colgen`` 5,000, or 10,000 where the
+        min-cost-flow seed applies: two private values and OR-Tools; ``full`` 1,000).
+    """
 
     name = "perfect_privacy"
     citation = ('Rassouli and Gündüz, Optimal utility-privacy trade-off with total variation distance'

@@ -99,7 +99,20 @@ def learning_joint(problem: pb.PrivacyProblem, source: str) -> tuple[np.ndarray,
 
 
 class PPAN(pb.SizeLimited, pb.MappingMechanism):
-    """Adversarially learned privatizer (PPAN / GAP) over the finite alphabet."""
+    """Adversarially learned privatizer (PPAN / GAP) over the finite alphabet.
+
+    :param iterations: the training rounds (an integer >= 1), each one privatizer step after
+        the adversary's steps.
+    :param lr: the Adam learning rate of both players (> 0), decayed along a cosine schedule
+        to 2 % of it.
+    :param adversary_steps: the adversary's Adam steps per round (an integer >= 1).
+    :param lambda_lr: the step of the multiplicative update of the budget's multiplier λ
+        (> 0): λ grows while E[d] > Δ and shrinks otherwise.
+    :param source: what the players learn from: ``records`` (the design users' empirical
+        joint), ``joint`` (the problem's prior) or ``auto`` (records when there are any).
+    :param max_n: the largest alphabet n it accepts (the tables are dense n x n); a larger
+        problem is skipped.
+    """
 
     name = "ppan"
     citation = ('Tripathy, Wang, Ishwar, Privacy-preserving adversarial networks, Allerton 2019; '

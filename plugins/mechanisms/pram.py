@@ -65,7 +65,15 @@ def attribute_levels(coding: pb.ProfileCoding, p_b: np.ndarray, k: int
 
 
 class Pram(pb.SizeLimited, pb.MappingMechanism):
-    """Invariant PRAM (sdcMicro; Templ, Kowarik, Meindl, JSS 2015) per attribute, Kronecker-combined."""
+    """Invariant PRAM (sdcMicro; Templ, Kowarik, Meindl, JSS 2015) per attribute, Kronecker-combined.
+
+    :param pd: the least diagonal entry of each attribute's transition matrix P, in [0, 1]:
+        the diagonal is drawn uniformly from [pd, 1] (sdcMicro's default 0.8).
+    :param alpha: the amount of perturbation, in [0, 1]: the released matrix is
+        α R + (1 - α) I (0 keeps every profile; sdcMicro's default 0.5).
+    :param max_n: the largest alphabet n it accepts (the mapping is dense n x n); a larger
+        problem is skipped.
+    """
 
     name = "pram"
     citation = ('Gouweleeuw, Kooiman, Willenborg, de Wolf, Post randomisation for statistical '

@@ -65,7 +65,24 @@ def parse_inner_params(value: Any) -> dict[str, Any]:
 
 
 class QuantizedMapping(pb.MappingMechanism):
-    """Algorithm 1: quantise, solve on the clusters with ``inner``, map through ψ."""
+    """Algorithm 1: quantise, solve on the clusters with ``inner``, map through ψ.
+
+    :param n_clusters: K, the number of cluster representatives the alphabet is quantised to
+        (an integer >= 1); the inner problem has K symbols.
+    :param method: the quantiser: ``kmedoids`` (k-medoids with the data set's distortion, the
+        least mean quantisation distortion) or ``kcenter`` (greedy farthest-first, the least
+        radius r).
+    :param inner: the mapping mechanism solved on the K-symbol problem (any other registered
+        mapping mechanism, e.g. ``optimal``, ``sppm``, ``expmec``).
+    :param inner_params: the inner mechanism's parameters, as ``k=v;k2=v2`` (``;`` since ``,``
+        separates the outer ones) or a dict.
+    :param init: the k-medoids starts: ``kcenter`` (the farthest-first one), ``kmeans++``
+        (``n_init`` seeded k-means++ ones) or ``best`` (all of them; the least quantisation
+        distortion wins).
+    :param n_init: how many seeded k-means++ starts (an integer >= 1; with ``init`` best or
+        kmeans++).
+    :param max_iter: the k-medoids refinement iterations at most, per start (an integer >= 1).
+    """
 
     name = "quantized"
     citation = 'Salamatian et al., How to hide the elephant - or the donkey - in the room, GlobalSIP 2013'

@@ -46,7 +46,13 @@ def epsilon_for_budget(S: float, n: int, delta: float) -> float:
 
 
 class RandomizedResponse(pb.SizeLimited, pb.MappingMechanism):
-    """k-ary randomized response over the public alphabet."""
+    """k-ary randomized response over the public alphabet.
+
+    :param epsilon: the local-DP ε >= 0 (``inf``: the identity), used as is whatever Δ (the run
+        then promises no budget); default: the largest ε with E[d] <= Δ, in closed form.
+    :param max_n: the largest alphabet n it accepts (the mapping is dense n x n); a larger
+        problem is skipped.
+    """
 
     name = "randomized_response"
     citation = ('Warner, Randomized response, JASA 1965; Kairouz, Oh, Viswanath, Extremal mechanisms '

@@ -81,7 +81,38 @@ def _as_list(value: Any, what: str) -> list[str] | None:
 
 
 class TradeoffModel(pb.SelectionMechanism):
-    """Rank admissible attribute partitions by a classifier metric."""
+    """Rank admissible attribute partitions by a classifier metric.
+
+    :param p: the number of attributes per partition (an integer from 1 to the number of
+        attributes).
+    :param pe: privacy exceptions: attribute combinations no partition may contain whole, as
+        ``age+workclass;race+sex`` or a list of lists.
+    :param ue: utility exceptions: attribute combinations a partition must contain, in the
+        same forms.
+    :param ue_mode: with several utility exceptions, a partition must contain ``all`` of them
+        or ``any`` one.
+    :param objective: the classifier of each task: ``naive_bayes``, ``logistic_regression`` or
+        ``decision_tree`` (scikit-learn).
+    :param metric: the metric M partitions are ranked by: ``accuracy`` or ``auc`` (higher
+        first) or ``fpr`` (false-positive rate, lower first).
+    :param positive: the positive class label for ``fpr`` and ``auc`` (default: the minority
+        class; a class with more than two labels needs it).
+    :param v: the vertical expense, in (0, 1]: the share of admissible partitions evaluated
+        (a seeded sample).
+    :param h: the horizontal expense, in (0, 1]: the share of rows used (one seeded sample
+        shared by every task).
+    :param folds: the stratified cross-validation folds per task (an integer >= 2; fewer when
+        the smallest class has fewer rows).
+    :param table: the table: ``problem`` (the data set's records) or ``slides`` (the embedded
+        12-row excerpt of UCI Adult).
+    :param class_column: the class attribute (default: ``private`` for ``table=problem``,
+        ``class`` for the slides).
+    :param attributes: the candidate attributes, a list (default: the problem's public
+        attributes that are columns, else every other column).
+    :param executor: the executor the classification tasks run on (``local``, or ``process``
+        for a process pool).
+    :param workers: the worker processes of that executor (default: its own).
+    """
 
     name = "tradeoff"
     citation = ('Srivastava, Namboodiri, Prabhakar, Achieving privacy-utility trade-off in existing '

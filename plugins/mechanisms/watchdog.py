@@ -55,7 +55,12 @@ def randomisation(problem: pb.PrivacyProblem, risky: np.ndarray, rule: str) -> n
 
 
 class Watchdog(pb.MappingMechanism):
-    """Privacy watchdog (Hsu, Asoodeh, Calmon, ISIT 2019): randomise the high-lift symbols."""
+    """Privacy watchdog (Hsu, Asoodeh, Calmon, ISIT 2019): randomise the high-lift symbols.
+
+    :param rule: how the high-risk set S is randomised among itself: ``uniform`` (1/|S|),
+        ``prior`` (p(b̂) / p(S)) or ``medoid`` (all of S to its member of least expected
+        distortion); the leakage is the same, only the distortion differs.
+    """
 
     name = "watchdog"
     citation = 'Hsu, Asoodeh, Calmon, Information-theoretic privacy watchdogs, ISIT 2019'

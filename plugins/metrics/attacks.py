@@ -125,7 +125,13 @@ def _one_hot(codes: np.ndarray) -> sp.csr_array:
 
 
 class _ClassifierAttack(pb.Metric):
-    """A classifier trained on released records with seeded stratified k-fold CV."""
+    """A classifier trained on released records with seeded stratified k-fold CV.
+
+    :param folds: the stratified cross-validation folds (at most; fewer when a private value
+        has fewer records, and no result below 2).
+    :param max_records: the most released records trained and tested on: more are subsampled,
+        seeded (0: all of them).
+    """
 
     default = False
     needs = frozenset({"problem"})

@@ -1212,6 +1212,14 @@ class BootstrapIntervals(pb.Metric):
     Cousins, Phys. Rev. D 57, 1998 (intervals at a boundary);
     Hay et al., "Principled evaluation of differentially private algorithms using
     DPBench", SIGMOD 2016 (report spread, pair comparisons).
+
+    :param resamples: B, the number of resamples of the users with replacement (an integer
+        >= 20); more narrows the intervals' own noise and costs time in proportion.
+    :param seed: the seed of the resamples (an integer >= 0): runs on the same data with the
+        same seed get the same draws, so ``compare`` can pair them.
+    :param interval: ``normal`` (the bias-corrected normal interval θ̂ - b ± 1.96 sd(θ*), with
+        the test-decided and calibrated ends the module describes; the default) or ``basic``
+        (the basic interval 2θ̂ - q of the resamples' percentiles).
     """
 
     name = "bootstrap"

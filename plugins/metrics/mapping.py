@@ -76,6 +76,13 @@ WORK_LIMIT = 2**24
 
 
 class MappingBehaviour(pb.Metric):
+    """P(b mapped to its k-th closest symbol), k = 1 .. k_max, averaged over the columns (SPPM Figure 5).
+
+    :param k_max: the neighbour ranks k reported, 1 .. k_max (capped at n).
+    :param max_columns: the most columns b averaged over: beyond it (or beyond about 2^24
+        distances) a seeded sample of columns is used.
+    """
+
     name = "mapping_behaviour"
     description = "P(map to k-th closest symbol), mean and standard error (SPPM Figure 5)"
     needs = frozenset({"mapping"})
@@ -103,6 +110,16 @@ class MappingBehaviour(pb.Metric):
 
 
 class RecommendationRMSE(pb.Metric):
+    """A recommender's RMSE on original and on released ratings (quantized-mapping paper, Table I).
+
+    :param folds: the folds users are split into; each fold's held-out ratings are predicted
+        once (an integer >= 1).
+    :param holdout: the share of each fold's ratings held out as its test set, in (0, 1].
+    :param rank: the latent dimension of the biased matrix factorisation.
+    :param reg: its ridge penalty (>= 0).
+    :param iters: its alternating-least-squares sweeps.
+    """
+
     name = "recommendation_rmse"
     description = "MF recommender RMSE on original vs released ratings, 5-fold (quantized Table I)"
     needs = frozenset({"mapping", "ratings"})

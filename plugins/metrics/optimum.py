@@ -87,6 +87,18 @@ def own_bound(result: pb.MechanismResult, delta: float, distortion: float, leaka
 
 
 class OptimumGap(pb.Metric):
+    """A certified interval [L, U] on the least leakage at the mapping's distortion, and the excess.
+
+    :param tol: the width U - L (bits) that needs no solve, and the tolerance the default
+        certifier is given when one runs.
+    :param max_n: the largest alphabet n certified (None: every one); a run on a larger problem
+        gets no value (``-M optimum_large`` covers it).
+    :param certifier: the mechanism that solves when the bounds at hand are wider than
+        ``tol``, as (name, parameters), e.g. ``("sppm", {"mode": "dual", "tol": 1e-4})``;
+        default: chosen per problem (SPPM Frank-Wolfe on one numeric feature, mirror descent
+        up to 150 symbols, else SPPM's dual mode).
+    """
+
     name = "optimum"
     description = "certified interval on the least leakage at the mapping's distortion; excess"
     needs = frozenset({"mapping"})
@@ -169,7 +181,11 @@ class OptimumGap(pb.Metric):
 
 class OptimumGapLarge(OptimumGap):
     """The same certificate for alphabets above the default's ``max_n`` (opt in: it can take
-    minutes on census-scale alphabets)."""
+    minutes on census-scale alphabets).
+
+    :param max_n: not read here: this metric certifies every alphabet above 5,000 symbols (the
+        parameter is the default ``optimum`` metric's limit).
+    """
 
     name = "optimum_large"
     description = f"the optimum metric for n > {DEFAULT_MAX_N} (opt-in: -M optimum_large)"

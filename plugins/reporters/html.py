@@ -384,6 +384,16 @@ def build_report(db_path: Path, out_dir: Path, *, static: bool = False,
 
 
 class HtmlReporter(pb.Reporter):
+    """One Jinja2 page that draws every registered figure with plotly (works offline).
+
+    :param static: also draw every figure with matplotlib to ``figures/<id>.png`` and ``.pdf``
+        (``privbench report --static``).
+    :param specs: sweep files whose text the page echoes, with the baselines the sweep added
+        (``privbench report --sweep`` passes its files).
+    :param force: write into a non-empty folder privbench did not write, beside its files,
+        replacing or deleting none of them (``--force``).
+    """
+
     name = "html"
     citation = "none: privbench's report (plotly.js, Jinja2)"
     description = "interactive HTML page (plotly, offline) with every registered figure and table"
