@@ -668,6 +668,13 @@ def contact_set_interval(estimate_cells: np.ndarray, cells: np.ndarray, users: i
     return [float(lo), float(hi)]
 
 
+#: the winner's distance to its truncation point, in units of its bootstrap sd, below which
+#: the two are tied (sqrt of the float epsilon: terms equal in exact arithmetic, such as
+#: every term of an exactly independent sample, differ by rounding only, 1e-16 against an
+#: sd of 0.01-0.1)
+TIE = float(np.sqrt(np.finfo(float).eps))
+
+
 def winner_upper_end(estimate_cells: np.ndarray, cells: np.ndarray, level: float = 0.95,
                      bounds: tuple[float, float] = (0.0, float("inf"))) -> float | None:
     """The upper end of Andrews, Kitagawa & McCloskey's hybrid interval for the value of
@@ -688,8 +695,11 @@ def winner_upper_end(estimate_cells: np.ndarray, cells: np.ndarray, level: float
     θ̂_ĵ + z s_ĵ. It covers θ_ĵ, which is max_j θ_j where the largest terms tie or the
     sample's largest is the true largest, and below it otherwise (measured, not
     guaranteed: 'Coverage, measured'). ``cells``: (B, C) terms of the resamples;
-    ``estimate_cells``: (C,) of the sample. None when a term or resample is infinite or
-    the winner does not vary over the resamples."""
+    ``estimate_cells``: (C,) of the sample. None when a term or resample is infinite, the
+    winner does not vary over the resamples, or it sits on its truncation point (a term
+    tied with it to rounding, :data:`TIE`: every term of an exactly independent sample is
+    0, and the conditional law then puts no mass below θ̂_ĵ; the caller keeps the
+    intersection bound)."""
     from scipy.optimize import brentq
     from scipy.stats import truncnorm
 
@@ -715,15 +725,18 @@ def winner_upper_end(estimate_cells: np.ndarray, cells: np.ndarray, level: float
     c_beta = float(np.quantile(T.max(axis=1), 1 - beta))
     y, target = float(est[j]), (alpha - beta) / (2 * (1 - beta))
 
+    if y - lower <= TIE * sd:  # θ̂_ĵ on its truncation point (an exact tie): no answer
+        return None
+
     def below_y(mu: float) -> float:  # P(θ̂_ĵ <= y | won, within the projection), θ_ĵ = mu
         a, b = max(lower, mu - c_beta * sd), min(upper, mu + c_beta * sd)
-        if not a < b:
+        za, zb = (a - mu) / sd, (b - mu) / sd
+        if not za < zb:  # an empty window, or one narrower than rounding: its end b
             return 1.0 if y >= b else 0.0
-        return float(truncnorm.cdf((min(max(y, a), b) - mu) / sd, (a - mu) / sd,
-                                   (b - mu) / sd))
+        return float(truncnorm.cdf(min(max((y - mu) / sd, za), zb), za, zb))
 
     lo_mu, hi_mu = y - c_beta * sd, y + c_beta * sd
-    if below_y(lo_mu) < target:  # θ̂_ĵ on its truncation point (an exact tie): no answer
+    if below_y(lo_mu) < target:  # no θ_ĵ in the projection puts enough mass below θ̂_ĵ
         return None
     if below_y(hi_mu) >= target:
         end = hi_mu
