@@ -77,3 +77,32 @@ def test_winner_upper_end_has_no_answer_on_an_exact_tie() -> None:
     est = np.array([np.finfo(float).eps, 0.0, np.finfo(float).eps, -0.0])
     cells = 0.05 * rng.standard_normal((200, 4))
     assert bs.winner_upper_end(est, cells, bounds=(-np.inf, np.inf)) is None
+
+
+def test_one_notions_failing_interval_loses_that_interval_only(monkeypatch,
+                                                              tmp_path: Path) -> None:
+    """A notion whose interval raises (here the maxima's winner end, as the tie's NaN did)
+    leaves the other notions' intervals and the samples stored, and the run's
+    ``metric_errors`` names the intervals lost (before: the whole metric failed, every
+    ``*_ci95`` gone)."""
+    from privbench.running.runner import RunSpec, execute_run
+
+    def broken(*args: object, **kwargs: object) -> float:
+        raise ValueError("solver cannot continue")
+
+    csv_problem(tmp_path)  # writes indep.csv
+    monkeypatch.setattr(bs, "winner_upper_end", broken)
+    record = execute_run(RunSpec(
+        mechanism="randomized_response", dataset="csv", delta=0.5,
+        dataset_params={"path": str(tmp_path / "indep.csv"), "private": "priv",
+                        "public": ["pub"], "distortion": "l1"}))
+    assert record["status"] == "ok", record["error"]
+    lost = ("lip_epsilon_ci95", "ldp_epsilon_private_ci95", "t_closeness_ci95")
+    assert record["metric_errors"] == {"bootstrap": "; ".join(
+        f"{k}: ValueError: solver cannot continue" for k in lost)}
+    m = record["metrics"]
+    assert not set(lost) & set(m) and "bootstrap" in m
+    kept = [f"{name}_ci95" for name in bs.BOUNDARY_SIDE if f"{name}_ci95" not in lost]
+    for key in (*kept, "distortion_ci95"):
+        assert np.isfinite(m[key]).all(), key
+    assert m["mi_bits_ci95"][0] == 0.0

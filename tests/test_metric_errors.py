@@ -173,3 +173,38 @@ def test_a_version_2_store_with_damaged_metric_seconds_still_migrates(tmp_path, 
         left = conn.execute("SELECT run_id FROM outputs WHERE name LIKE '%\\_error' ESCAPE '\\'"
                             ).fetchall()
     assert left == [(1,)]
+
+
+class Halves(pb.Metric):
+    """A metric that computes one of its two outputs and not the other."""
+
+    name = "halves"
+    needs = frozenset({"mapping"})
+    default = False
+    outputs = (pb.Output("halves_ok", "bits", "lower", "computed"),
+               pb.Output("halves_broken", "bits", "lower", "not computed"))
+
+    def compute(self, problem, result, *, delta, seed=None):
+        return {"halves_ok": 0.5, "halves_broken": ZeroDivisionError("no users")}
+
+
+class _HalvesPlugin:
+    @pb.hookimpl
+    def privbench_register_metrics(self):
+        return [Halves]
+
+
+def test_an_output_returned_as_an_exception_fails_alone(host, tmp_path, capsys) -> None:
+    """The output whose value is an exception is left out and named in ``metric_errors``
+    and on the terminal; the metric's other output is stored (before: the store kept
+    ``"ZeroDivisionError('no users')"`` as the output's value, ``metric_errors`` empty)."""
+    host.register(_HalvesPlugin(), name="halves")
+    db = tmp_path / "r.sqlite"
+    capsys.readouterr()
+    assert main(["run", "-m", "identity", "-d", "synthetic:m=2", "--delta", "1", "-M",
+                 "halves", "--db", str(db), *FAST]) == 0
+    assert ("metric halves failed on 1 run: halves_broken: ZeroDivisionError: no users"
+            in capsys.readouterr().err)
+    run = pb.load_runs(db).iloc[0]
+    assert run["metrics"]["halves_ok"] == 0.5 and "halves_broken" not in run["metrics"]
+    assert run["metric_errors"] == {"halves": "halves_broken: ZeroDivisionError: no users"}

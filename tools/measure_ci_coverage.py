@@ -156,6 +156,8 @@ def coverage(P: np.ndarray, X: np.ndarray, *, users: int, reps: int, resamples: 
         values = metric.compute(prob, result, delta=0.0)
         zero = bs.independent_estimates(prob, X)
         for name, value in truth.items():
+            if isinstance(values[f"{name}_ci95"], BaseException):  # an interval that failed
+                raise values[f"{name}_ci95"]
             lo, hi = values[f"{name}_ci95"]
             side = miss_side(name, value, lo, hi, zero[name])
             hits[name] += side is None

@@ -16,7 +16,10 @@ plugin ``broken`` in ``privbench plugins``, with the reason.
 The runner calls every ``default`` metric whose needs the result meets; other metrics
 run when named (``-M name``). ``compute`` returns a flat dict of plain-data values;
 keys that match the run's top-level fields (``mi_bits``, ``distortion``, ...) fill
-them, the rest go under ``metrics``.
+them, the rest go under ``metrics``. A value that is an exception marks an output the
+metric could not compute: the runner leaves it out and names it in the run's
+``metric_errors`` (``{"bootstrap": "lip_epsilon_ci95: ValueError: ..."}``), keeping the
+metric's other outputs; a metric that raises loses them all.
 
 A metric *declares* each output it produces in ``outputs`` (:class:`Output`: name, unit,
 direction, description, citation). Reporters, ``compare`` and exports read values through

@@ -11,6 +11,10 @@ Built-in metrics own the fields they declare: a metric of another distribution t
 declares one of those too (say ``mi_bits``, and its name sorts before ``leakage``) has
 its value stored under its own name, ``<metric>_<field>`` under ``metrics``, whether or not
 the built-in runs; it can never claim the field first.
+
+A metric that computes several outputs may return an exception as the value of one it
+could not compute: that output is left out and the run's ``metric_errors`` names it, the
+metric's other outputs are stored (the bootstrap metric does this per notion).
 """
 
 from __future__ import annotations
@@ -27,15 +31,23 @@ def merge_metric(values: dict[str, Any], owners: dict[str, str], name: str, cls:
     the metric that wrote it), refusing what it may not write; ``reserved``: the fields
     built-in metrics own, which this (third-party) metric writes under its own name.
 
-    :returns: why something was refused (the run's ``metric_errors[name]``), or None.
+    A value that is an exception is an output the metric could not compute (it ran, and
+    that one value failed): it is not stored, and the reason names it (``"x_ci95:
+    ValueError: ..."``) while the metric's other values are kept.
+
+    :returns: why something failed or was refused (the run's ``metric_errors[name]``), or None.
     """
     if not isinstance(produced, dict):
         return (f"compute() returned {type(produced).__name__}; expected a dict of output "
                 "name -> value")
     declared = {getattr(o, "name", None) for o in getattr(cls, "outputs", ()) or ()}
     refused: list[str] = []
+    failed: list[str] = []
     for key, value in produced.items():
         key = str(key)
+        if isinstance(value, BaseException):  # an output the metric could not compute
+            failed.append(f"{key}: {type(value).__name__}: {value}")
+            continue
         if key in reserved and key in declared:  # a claim of a built-in's field
             key = f"{name}_{key}"
         if key in owners and owners[key] != name:
@@ -47,5 +59,6 @@ def merge_metric(values: dict[str, Any], owners: dict[str, str], name: str, cls:
             values[key] = value
             owners[key] = name
     if refused:
-        return f"metric {name!r} may not write {', '.join(refused)}; those values were dropped"
-    return None
+        failed.append(f"metric {name!r} may not write {', '.join(refused)}; those values "
+                      "were dropped")
+    return "; ".join(failed) or None

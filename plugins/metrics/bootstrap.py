@@ -29,6 +29,8 @@ under every exact privacy notion and the distortion. It stores, under ``metrics`
   its directional derivative (:func:`contact_sum_interval`, :func:`rejected_sum`)
   (``mi_bits_ci95``, ``distortion_ci95``,
   ``maximal_leakage_ci95``, ...); coverage measured by ``tools/measure_ci_coverage.py``;
+  each built on its own: one that raises is returned as its exception, which the runner
+  leaves out and names in the run's ``metric_errors``, the others kept;
 * ``bootstrap``: ``{"resamples", "seed", "users", "interval", "key", "estimates",
   "ranges", "samples": {output: [...]}}``, the per-resample values that ``compare`` pairs
   (``key`` hashes the users' records, the count and the seed: equal keys, equal resamples
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -1212,6 +1215,27 @@ def _declared() -> tuple[pb.Output, ...]:
                       CITATION, payload="resamples"))
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """What every output's interval reads (:meth:`BootstrapIntervals._shared`): the
+    permutation and product null draws, the values under independence, guessing entropy's
+    prior spread, the double bootstrap's inner values and the sample's own terms, the
+    smooth notions along the path to independence, the resamples' and the sample's output
+    joints (None unless :func:`contact_sum_interval` is used), the users and the tie-breakers."""
+
+    null: dict[str, np.ndarray]
+    product: dict[str, np.ndarray]
+    null_centre: dict[str, float]
+    spread: dict[str, float]
+    inner: dict[str, np.ndarray]
+    own: dict[str, np.ndarray]
+    path: dict[str, np.ndarray]
+    joints: np.ndarray | None
+    own_joint: np.ndarray | None
+    users: int
+    tie: tuple[float, np.ndarray]
+
+
 class BootstrapIntervals(pb.Metric):
     """95 % intervals over resampled users for each exact privacy notion and E[d].
 
@@ -1265,7 +1289,50 @@ class BootstrapIntervals(pb.Metric):
                    samples: dict[str, np.ndarray], centre: dict[str, float],
                    cells: dict[str, np.ndarray],
                    joints: np.ndarray | None = None) -> dict[str, Any]:
-        """``<output>_ci95`` of every output: the base interval (the bias-corrected normal
+        """``<output>_ci95`` of every output (:meth:`_notion_interval`), each on its own:
+        an output whose interval raises gets the exception as its value, which the runner
+        drops and names in the run's ``metric_errors`` while the other intervals are kept
+        (a bug in one notion's construction, such as the NaN an exact tie once gave the
+        maxima, loses that notion's interval only). ``joints``: the resamples' output
+        joints (:func:`contact_sum_interval`)."""
+        shared = self._shared(problem, mapping, joints)
+        values: dict[str, Any] = {}
+        for name, v in samples.items():
+            try:
+                values[f"{name}_ci95"] = self._notion_interval(problem, mapping, name, v,
+                                                               centre, cells, shared)
+            except Exception as exc:  # noqa: BLE001 - one notion must not sink the others
+                values[f"{name}_ci95"] = exc
+        return values
+
+    def _shared(self, problem: pb.PrivacyProblem, mapping: Any,
+                joints: np.ndarray | None) -> _Shared:
+        """What every output's interval reads: the null draws, the calibration, the path."""
+        resamples, seed = int(self.resamples), int(self.seed)
+        normal = self.interval == "normal"
+        inner = self._inner(problem, mapping, CALIBRATED) if normal else {}
+        sums = joints is not None and normal
+        counts = user_cells(problem)
+        return _Shared(
+            null=bootstrap_samples(problem, mapping, resamples=resamples, seed=seed,
+                                   independent=True),
+            product=bootstrap_samples(problem, mapping, resamples=resamples, seed=seed,
+                                      independent=True, product=True),
+            null_centre=independent_estimates(problem, mapping),
+            spread={"guessing_entropy": prior_guessing_spread(problem, resamples, seed)},
+            inner=inner,
+            own=notion_cells(sp.csc_array(mapping), problem.joint[None]) if inner else {},
+            path=path_values(problem, mapping) if normal else {},
+            joints=joints if sums else None,
+            own_joint=(output_joints(sp.csc_array(mapping), problem.joint[None])[0]
+                       if sums else None),
+            users=0 if counts is None else int(counts.sum()),
+            tie=tie_breakers(resamples, seed))
+
+    def _notion_interval(self, problem: pb.PrivacyProblem, mapping: Any, name: str,
+                         v: np.ndarray, centre: dict[str, float], cells: dict[str, np.ndarray],
+                         sh: _Shared) -> list[float]:
+        """``<name>_ci95``: the base interval (the bias-corrected normal
         interval of the sample's bootstrap; for LIP, LDP ε and t-closeness, maxima of
         smooth terms (``cells``: the terms on each resample), the intersection-bounds
         interval (:func:`intersection_interval`); for min-entropy leakage, total variation
@@ -1278,62 +1345,47 @@ class BootstrapIntervals(pb.Metric):
         LDP ε and t-closeness where the test accepts an upper end at least
         :func:`winner_upper_end`, where it rejects :func:`rejected_maximum` (the lower
         end of :func:`contact_set_interval`), for maximal leakage (:data:`CONTACT_SUMS`)
-        where it rejects (``joints``: the resamples' output joints) :func:`rejected_sum`."""
-        resamples, seed = int(self.resamples), int(self.seed)
-        null = bootstrap_samples(problem, mapping, resamples=resamples, seed=seed,
-                                 independent=True)
-        product = bootstrap_samples(problem, mapping, resamples=resamples, seed=seed,
-                                    independent=True, product=True)
-        null_centre = independent_estimates(problem, mapping)
-        spread = {"guessing_entropy": prior_guessing_spread(problem, resamples, seed)}
-        inner = self._inner(problem, mapping, CALIBRATED) if self.interval == "normal" else {}
-        own = notion_cells(sp.csc_array(mapping), problem.joint[None]) if inner else {}
-        path = path_values(problem, mapping) if self.interval == "normal" else {}
-        sums = joints is not None and self.interval == "normal"
-        own_joint = output_joints(sp.csc_array(mapping), problem.joint[None])[0] if sums else None
-        counts = user_cells(problem)
-        users = 0 if counts is None else int(counts.sum())
-        values: dict[str, Any] = {}
-        tie = tie_breakers(resamples, seed)
-        for name, v in samples.items():
-            side, bounds = BOUNDARY_SIDE.get(name), value_range(name, problem.n_private)
-            tested = product if name in PRODUCT_NULL else null
-            verdict, excess = None, product[name]
-            if name == "min_entropy_leakage":
-                verdict, restricted = min_entropy_test(problem, mapping, centre[name], null,
-                                                       centre, tie, resamples, seed)
-                excess = min_entropy_excess(product[name], restricted)
-            top = (intersection_interval(own[name][0], cells[name], bounds=bounds)
-                   if name in own and name in cells else None)
-            accept = top is not None and boundary_accepts(centre[name], null[name], *tie)
-            winner = winner_upper_end(own[name][0], cells[name], bounds=bounds) if accept else None
-            if name in inner:
-                base = calibrated_interval(centre[name], v, inner[name], bounds=bounds)
-            else:
-                base = INTERVALS[self.interval](centre[name], v, bounds=bounds)
-            if name in MAXIMA and self.interval != "normal":
-                base = maximum_upper_end(centre[name], v, base, bounds=bounds)
-            ci = interval(centre[name], v, null_centre[name] if side else None,
-                          tested[name] if side else None, side or 1, bounds=bounds, base=base,
-                          null_spread=spread.get(name, 0.0), tie=tie if side else None,
-                          excess_values=excess, accepted_high=accepted_high(
-                              name, centre[name], v, top, bounds, winner),
-                          accepted=verdict)
-            if name in SMOOTH and name in path:
-                accept = boundary_accepts(centre[name], null[name], *tie)
-                ci = inverted_interval(centre[name], v, null[name], path[name], accept,
-                                       bounds=bounds) or ci
-            elif top is not None and not accept:
-                contact = contact_set_interval(own[name][0], cells[name], users, bounds=bounds)
-                ci = rejected_maximum(contact, base, top[1], null_centre[name], ci,
-                                      bounds=bounds)
-            elif sums and name in CONTACT_SUMS and not (
-                    verdict if verdict is not None else
-                    boundary_accepts(centre[name], tested[name], *tie, side=side)):
-                ci = rejected_sum(contact_sum_interval(name, own_joint, joints, users,
-                                                       bounds=bounds), ci, side, null_centre[name])
-            values[f"{name}_ci95"] = ci
-        return values
+        where it rejects :func:`rejected_sum`."""
+        null, product, own, tie = sh.null, sh.product, sh.own, sh.tie
+        side, bounds = BOUNDARY_SIDE.get(name), value_range(name, problem.n_private)
+        tested = product if name in PRODUCT_NULL else null
+        verdict, excess = None, product[name]
+        if name == "min_entropy_leakage":
+            verdict, restricted = min_entropy_test(problem, mapping, centre[name], null,
+                                                   centre, tie, int(self.resamples),
+                                                   int(self.seed))
+            excess = min_entropy_excess(product[name], restricted)
+        top = (intersection_interval(own[name][0], cells[name], bounds=bounds)
+               if name in own and name in cells else None)
+        accept = top is not None and boundary_accepts(centre[name], null[name], *tie)
+        winner = winner_upper_end(own[name][0], cells[name], bounds=bounds) if accept else None
+        if name in sh.inner:
+            base = calibrated_interval(centre[name], v, sh.inner[name], bounds=bounds)
+        else:
+            base = INTERVALS[self.interval](centre[name], v, bounds=bounds)
+        if name in MAXIMA and self.interval != "normal":
+            base = maximum_upper_end(centre[name], v, base, bounds=bounds)
+        ci = interval(centre[name], v, sh.null_centre[name] if side else None,
+                      tested[name] if side else None, side or 1, bounds=bounds, base=base,
+                      null_spread=sh.spread.get(name, 0.0), tie=tie if side else None,
+                      excess_values=excess, accepted_high=accepted_high(
+                          name, centre[name], v, top, bounds, winner),
+                      accepted=verdict)
+        if name in SMOOTH and name in sh.path:
+            accept = boundary_accepts(centre[name], null[name], *tie)
+            return inverted_interval(centre[name], v, null[name], sh.path[name], accept,
+                                     bounds=bounds) or ci
+        if top is not None and not accept:
+            contact = contact_set_interval(own[name][0], cells[name], sh.users, bounds=bounds)
+            return rejected_maximum(contact, base, top[1], sh.null_centre[name], ci,
+                                    bounds=bounds)
+        if sh.joints is not None and name in CONTACT_SUMS and not (
+                verdict if verdict is not None else
+                boundary_accepts(centre[name], tested[name], *tie, side=side)):
+            return rejected_sum(contact_sum_interval(name, sh.own_joint, sh.joints, sh.users,
+                                                     bounds=bounds), ci, side,
+                                sh.null_centre[name])
+        return ci
 
     def _inner(self, problem: pb.PrivacyProblem, mapping: Any,
                names: frozenset[str]) -> dict[str, np.ndarray]:
