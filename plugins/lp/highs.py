@@ -43,6 +43,28 @@ def quiet_highs(highspy: Any) -> Any:
         os.close(saved)
 
 
+def usable_threads(highspy: Any, threads: int) -> int:
+    """``threads`` for HiGHS's ``threads`` option if this process's HiGHS can run with it,
+    else 0 (run on the scheduler as it is).
+
+    HiGHS starts one task scheduler per process, sized by the ``threads`` option of the
+    first model run (0: its default count); a later model asking for another count fails
+    its run (``HighsStatus.kError``, model status Not Set: "Option 'threads' is set to 1
+    but the scheduler has already been initialized to use 2 threads"), e.g. after cvxpy
+    solved with HiGHS at its default in the same interpreter. An empty model with the
+    option is run once to find out (0.4 ms). Where no scheduler runs yet, the probe
+    starts it with ``threads``, as the caller's own first run would: the CLI's runs are
+    unchanged. ``Highs.resetGlobalScheduler`` would restore the count, but under every
+    other HiGHS model of the process (another thread's included).
+    """
+    if int(threads) == 0:
+        return 0
+    probe = quiet_highs(highspy)
+    probe.setOptionValue("output_flag", False)
+    probe.setOptionValue("threads", int(threads))
+    return int(threads) if probe.run() != highspy.HighsStatus.kError else 0
+
+
 class HighsBackend(pb.LPBackend):
     """Persistent highspy model, primal simplex warm starts, presolve off.
 
@@ -72,7 +94,7 @@ class HighsBackend(pb.LPBackend):
         h = quiet_highs(highspy)
         h.setOptionValue("output_flag", False)
         h.setOptionValue("presolve", "off")
-        h.setOptionValue("threads", int(self.threads))
+        h.setOptionValue("threads", usable_threads(highspy, int(self.threads)))
         h.setOptionValue("simplex_strategy", int(self.simplex_strategy))
         h.setOptionValue("primal_feasibility_tolerance", 1e-9)
         h.setOptionValue("dual_feasibility_tolerance", 1e-9)
@@ -158,7 +180,8 @@ class HighsBackend(pb.LPBackend):
         import highspy
 
         h = quiet_highs(highspy)
-        for key, value in (("output_flag", False), ("threads", int(self.threads)),
+        for key, value in (("output_flag", False),
+                           ("threads", usable_threads(highspy, int(self.threads))),
                            ("primal_feasibility_tolerance", 1e-9),
                            ("dual_feasibility_tolerance", 1e-9)):
             h.setOptionValue(key, value)

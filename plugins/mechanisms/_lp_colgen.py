@@ -217,7 +217,7 @@ class ColumnGeneration:
                  per_column: int = 4) -> None:
         import highspy
 
-        from privbench.plugins.lp.highs import quiet_highs
+        from privbench.plugins.lp.highs import quiet_highs, usable_threads
 
         self.d, self.lp, self.tol = data, lp, float(tol)
         self.max_rounds, self.per_column = int(max_rounds), int(per_column)
@@ -238,7 +238,8 @@ class ColumnGeneration:
             at += 1
         self.n_rows = at
         h = quiet_highs(highspy)
-        for key, value in (("output_flag", False), ("presolve", "off"), ("threads", 1),
+        for key, value in (("output_flag", False), ("presolve", "off"),
+                           ("threads", usable_threads(highspy, 1)),
                            ("primal_feasibility_tolerance", 1e-9),
                            ("dual_feasibility_tolerance", 1e-9)):
             h.setOptionValue(key, value)
