@@ -18,7 +18,10 @@ or ``public=[region;age;diet]``); in a sweep file it is a TOML string of the sam
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -138,6 +141,36 @@ def _listing(columns: list[str]) -> str:
     return f"columns: {', '.join(columns)}"
 
 
+#: appended to the messages of malformed lines
+LINES_NOTE = "(line numbers count the header as line 1)"
+
+
+def _records(path: Path, sep: str, encoding: str) -> Iterator[tuple[int, list[str]]]:
+    """Each record of the file as (the line it starts on, its fields), blank lines
+    included: one record per line outside quoted fields, as pandas counts its "rows".
+
+    For error messages only (pandas reads the table). A quoted field may be as long as
+    the file (an unclosed quote runs to its end), so the csv module's field size limit is
+    raised while the records are read, and put back after.
+    """
+    old = csv.field_size_limit()
+    csv.field_size_limit(max(old, min(path.stat().st_size + 1, 2**31 - 1)))
+    try:
+        with open(path, newline="", encoding=encoding) as fh:
+            reader = csv.reader(fh, delimiter=sep, skipinitialspace=True)
+            start = 1
+            for fields in reader:
+                yield start, fields
+                start = reader.line_num + 1
+    finally:
+        csv.field_size_limit(old)
+
+
+def _blank(fields: list[str]) -> bool:
+    """A record pandas skips: an empty line, or one of blanks only."""
+    return not fields or (len(fields) == 1 and not fields[0].strip())
+
+
 def _label_order(label: str) -> tuple[float, str]:
     """Numbers in numeric order (2 before 10), then text; ties (02134, 2134) by spelling."""
     try:
@@ -187,8 +220,8 @@ class TableAdapter(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
                                "per user") from None
         except pd.errors.ParserError as exc:
             detail = str(exc).replace("Error tokenizing data. C error: ", "").strip()
-            raise pb.DataError(f"{self.name}: {path}: {detail} (line numbers count the header "
-                               "as line 1)") from None
+            raise pb.DataError(f"{self.name}: {path}: {self._file_lines(detail, path, sep)} "
+                               f"{LINES_NOTE}") from None
         except UnicodeDecodeError as exc:
             raise pb.DataError(f"{self.name}: {path} is not valid {self.encoding} text ({exc.reason}); "
                                "pass encoding=latin-1 or the file's encoding") from None
@@ -201,6 +234,33 @@ class TableAdapter(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
                                f"{', '.join(map(repr, dup))} in the header (line 1)")
         frame.columns = [str(c).strip() for c in frame.columns]
         return frame
+
+    def _file_lines(self, detail: str, path: Path, sep: str) -> str:
+        """pandas' message with its line number made the file's: pandas counts only the
+        lines outside quoted fields ("row" from 0, "line" from 1), so a quoted field that
+        spans lines before the culprit puts it off by as many lines."""
+        eof = re.fullmatch(r"EOF inside string starting at row (\d+)", detail)
+        if eof:
+            record = int(eof.group(1))
+            line = self._record_line(path, sep, record) or record + 1
+            return f"EOF inside string starting at line {line}"
+        ragged = re.fullmatch(r"Expected (\d+) fields in line (\d+), saw (\d+)", detail)
+        if ragged:
+            expected, line, saw = map(int, ragged.groups())
+            line = self._record_line(path, sep, line - 1) or line
+            return f"Expected {expected} fields in line {line}, saw {saw}"
+        return detail
+
+    def _record_line(self, path: Path, sep: str, record: int) -> int | None:
+        """The line where record ``record`` (0-based, blank lines counted) starts."""
+        try:
+            with contextlib.closing(_records(path, sep, self.encoding)) as records:
+                for k, (line, _) in enumerate(records):
+                    if k == record:
+                        return line
+        except (OSError, UnicodeDecodeError, LookupError, csv.Error):
+            pass
+        return None
 
     def _header(self, path: Path, sep: str) -> list[str]:
         """The header's names as written (stripped), read without pandas' renaming."""
@@ -232,16 +292,14 @@ class TableAdapter(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
         if not isinstance(sep, str) or len(sep) != 1:
             return row + 2
         try:
-            with open(Path(str(self.path)).expanduser(), newline="",
-                      encoding=self.encoding) as fh:
-                reader = csv.reader(fh, delimiter=sep, skipinitialspace=True)
-                seen, start = -1, 1  # -1: the header row
-                for fields in reader:
-                    if fields and (len(fields) > 1 or fields[0].strip()):
+            path = Path(str(self.path)).expanduser()
+            with contextlib.closing(_records(path, sep, self.encoding)) as records:
+                seen = -1  # -1: the header row
+                for start, fields in records:
+                    if not _blank(fields):
                         if seen == row:
                             return start
                         seen += 1
-                    start = reader.line_num + 1
         except (OSError, UnicodeDecodeError, LookupError, csv.Error):
             pass
         return row + 2
