@@ -8,7 +8,8 @@ alphabet is the set of distinct public profiles, most frequent first, cut to ``t
 the distortion is ``hamming`` (number of differing columns), or ``l1``, ``l2``, ``sq_l2``
 on the numeric values (bucketed columns use their bucket midpoints). Missing values
 (empty, NA, ?) drop the row (``missing=drop``), count as a value of their own
-(``missing=keep``, Hamming only) or are an error (``missing=error``).
+(``missing=keep``, Hamming only) or are an error (``missing=error``). A line with more or
+fewer fields than the header is an error naming it (an empty field is a missing value).
 
 Example: ``privbench run -m expmec -d csv:path=people.csv,private=income,
 public=[age,education],bins=age:4,top_k=50 --delta 0.5``. On the command line a list is
@@ -232,6 +233,10 @@ class TableAdapter(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
         if dup:  # pandas would rename the second `p` to `p.1` without a word
             raise pb.DataError(f"{self.name}: {path}: duplicate column name(s) "
                                f"{', '.join(map(repr, dup))} in the header (line 1)")
+        if frame.shape[1] > 1 and frame.iloc[:, -1].isna().any():
+            # pandas fills the fields a short line lacks with empty ones, which read as
+            # missing values; only a line whose last field is missing can be short
+            self._check_short_lines(path, sep, frame.shape[1])
         frame.columns = [str(c).strip() for c in frame.columns]
         return frame
 
@@ -261,6 +266,23 @@ class TableAdapter(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
         except (OSError, UnicodeDecodeError, LookupError, csv.Error):
             pass
         return None
+
+    def _check_short_lines(self, path: Path, sep: str, expected: int) -> None:
+        """Refuse a line with fewer fields than the header, as pandas refuses one with
+        more (pandas would fill it with empty values, which read as missing)."""
+        try:
+            with contextlib.closing(_records(path, sep, self.encoding)) as records:
+                header = True
+                for line, fields in records:
+                    if _blank(fields):
+                        continue
+                    if not header and len(fields) < expected:
+                        raise pb.DataError(
+                            f"{self.name}: {path}: Expected {expected} fields in line {line}, "
+                            f"saw {len(fields)} {LINES_NOTE}")
+                    header = False
+        except (OSError, UnicodeDecodeError, LookupError, csv.Error):
+            pass  # pandas read it; the check is then left out
 
     def _header(self, path: Path, sep: str) -> list[str]:
         """The header's names as written (stripped), read without pandas' renaming."""
