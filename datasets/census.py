@@ -290,7 +290,14 @@ class Census(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
         return frame, source
 
     def check_params(self) -> None:
-        choose_attributes(self.private, self.public)
+        private, public = choose_attributes(self.private, self.public)
+        # the values that need no data, checked as the adapter is created (so that
+        # `data info` refuses them as `run` does); load() checks them again
+        parse_top_k(self.top_k, dataset=self.name)
+        check_choice(self.name, "missing", self.missing, ("drop", "keep"))
+        from .csv_table import _bins
+
+        _bins(self.bins, [*public, private], dataset=self.name)
         super().check_params()
 
     def _columns(self, frame: pd.DataFrame, private: str, public: tuple[str, ...]

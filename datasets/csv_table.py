@@ -199,6 +199,12 @@ class TableAdapter(RowSampledMixin, AttributeTableMixin, pb.DatasetAdapter):
         if not (isinstance(self.sep, str) and (len(self.sep) == 1 or self.sep in ("tab", "\\t"))):
             raise pb.ValidationError(f"{self.name}: sep must be one character (or tab); got "
                                      f"{str(self.sep)[:10]!r}")
+        # the values that need no data, checked as the adapter is created (so that
+        # `data info` refuses them as `run` does); load() checks them again
+        check_choice(self.name, "distortion", self.distortion, DISTORTIONS)
+        check_choice(self.name, "missing", self.missing, ("drop", "keep", "error"))
+        check_choice(self.name, "bin_strategy", self.bin_strategy, ("quantile", "uniform"))
+        parse_top_k(self.top_k, dataset=self.name)
         super().check_params()
 
     def read(self) -> pd.DataFrame:

@@ -266,7 +266,18 @@ class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
 
     def check_params(self) -> None:
         check_choice(self.name, "private", self.private, PRIVATE)
+        # the values that need no data, checked as the adapter is created (so that
+        # `data info` refuses them as `run` does); load() checks them again
+        self._top_genres()
+        parse_top_k(self.top_k, dataset=self.name)
         super().check_params()
+
+    def _top_genres(self) -> int:
+        top = self.top_genres
+        if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+            raise pb.ValidationError(
+                f"movielens: top_genres must be a positive integer; got {top!r}")
+        return top
 
     def file_spec(self) -> _files.FileSpec:
         v = self._variant()
@@ -285,10 +296,7 @@ class MovieLens(RowSampledMixin, AttributeTableMixin, FileBackedAdapter):
         import pandas as pd
 
         variant = self._variant()
-        top = self.top_genres
-        if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-            raise pb.ValidationError(
-                f"movielens: top_genres must be a positive integer; got {top!r}")
+        top = self._top_genres()
         top_k = parse_top_k(self.top_k, dataset=self.name)
         sampling = self.sampling()
         source = self.locate()

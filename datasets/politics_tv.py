@@ -61,6 +61,16 @@ def _parse_shows(value: Any, n_shows: int, dataset: str) -> int | None:
                              f"got {value!r}")
 
 
+def check_survey_params(dataset: str, ratings: Any, distortion: Any, top_k: Any) -> None:
+    """The survey adapters' values that need no data (checked as the adapter is created,
+    so that `data info` refuses them as `run` does); :func:`survey_problem` checks them
+    again."""
+    check_choice(dataset, "ratings", ratings, ("binary", "stars"))
+    if distortion is not None:
+        check_choice(dataset, "distortion", distortion, DISTORTIONS)
+    parse_top_k(top_k, dataset=dataset)
+
+
 def most_seen(ratings: np.ndarray, k: int | None) -> np.ndarray:
     """Column indices of the k shows with the most non-zero ratings (all when k is None)."""
     if k is None:
@@ -214,6 +224,10 @@ class PoliticsTV(RowSampledMixin, pb.DatasetAdapter):
         self.top_k = top_k
         self.distortion = distortion
         super().__init__(**sampling)
+
+    def check_params(self) -> None:
+        check_survey_params(self.name, self.ratings, self.distortion, self.top_k)
+        super().check_params()
 
     def load(self) -> pb.PrivacyProblem:
         if not self.path:
@@ -459,6 +473,11 @@ class PoliticsTVSurrogate(RowSampledMixin, pb.DatasetAdapter):
         self.n_users = n_users
         self.n_democrats = n_democrats
         super().__init__(**sampling)
+
+    def check_params(self) -> None:
+        self._check()
+        check_survey_params(self.name, self.ratings, self.distortion, self.top_k)
+        super().check_params()
 
     def _check(self) -> None:
         for param in ("seed", "n_users", "n_democrats"):

@@ -58,6 +58,10 @@ class RandomProblem(pb.DatasetAdapter):
                 or not 0 <= self.seed < 2**63:
             raise pb.ValidationError(f"random: seed must be an integer in [0, 2^63 - 1]; got "
                                      f"{str(self.seed)[:30]}")
+        if self.distortion not in KINDS:
+            raise pb.ValidationError(
+                f"random: distortion must be one of {', '.join(KINDS)}; got {self.distortion!r}"
+            )
 
     def load(self) -> pb.PrivacyProblem:
         if self.distortion not in KINDS:

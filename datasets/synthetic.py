@@ -37,9 +37,12 @@ class Synthetic(pb.DatasetAdapter):
     def __init__(self, m: int = 6) -> None:
         self.m = m
 
-    def load(self) -> pb.PrivacyProblem:
+    def check_params(self) -> None:
         if not isinstance(self.m, int) or isinstance(self.m, bool) or not 1 <= self.m <= 24:
             raise pb.ValidationError(f"synthetic: m must be an integer in 1..24; got {self.m!r}")
+
+    def load(self) -> pb.PrivacyProblem:
+        self.check_params()
         n = 2**self.m
         values = np.arange(1, n + 1, dtype=float)
         return pb.PrivacyProblem.from_arrays(

@@ -36,6 +36,8 @@ def _csv(tmp_path: Path, name: str, text: str) -> str:
         (["-m", "tradeoff:objective=svm", "-d", "synthetic:m=3"], "objective must be one of"),
         (["-m", "tradeoff:executor=nope", "-d", "synthetic:m=3"], "unknown executor 'nope'"),
         (["-m", "expmec", "-d", "synthetic:m=abc"], "parameter m must be a number (int, default 6); got 'abc'"),
+        (["-m", "expmec", "-d", "random:concentration=abc"],
+         "parameter concentration must be a number"),
         (["-m", "expmec", "-d", "synthetic:m=0"], "m must be an integer in 1..24"),
         (["-m", "expmec:beta=1,beta=2", "-d", "synthetic:m=3"], "'beta' given twice"),
         # time limits and worker counts
@@ -110,7 +112,7 @@ def test_sweep_timeout_flag_and_bad_dataset(tmp_path, capsys, db_path) -> None:
     spec.write_text('mechanisms = ["identity"]\ndatasets = ["synthetic:m=3", "synthetic:m=99"]\n'
                     "deltas = [1.0]\n")
     assert main(["sweep", str(spec), "--db", str(db_path)]) == 2
-    assert "dataset 'synthetic:m=99'" in capsys.readouterr().err
+    assert "synthetic: m must be an integer in 1..24; got 99" in capsys.readouterr().err
     assert not db_path.exists()
 
 

@@ -112,3 +112,22 @@ def test_fetch_offline_says_how_to_supply_the_files_once(capsys, name: str) -> N
     code, out, err = run(capsys, "data", "fetch", name)
     assert code == 2 and "downloads are disabled (PRIVBENCH_OFFLINE is set)" in err
     assert err.count("To supply the files") == 1
+
+
+@pytest.mark.parametrize("spec", [
+    "census:top_k=abc", "census:missing=bogus", "census:bins=[age]", "movielens:top_genres=0",
+    "movielens:top_k=0", "synthetic:m=99", "random:distortion=manhattan",
+    "politics_tv_surrogate:ratings=likes", "politics_tv:distortion=manhattan",
+    "csv:path=t.csv,private=income,top_k=abc", "csv:distortion=manhattan",
+    "csv:missing=ignore", "csv:bin_strategy=kmeans",
+])
+def test_info_refuses_a_value_run_refuses_with_its_message(capsys, spec: str) -> None:
+    """`data info` checks the values that need no data as `run` does: exit 2, the same
+    message (and never reads or downloads a file for it)."""
+    code, _, err = run(capsys, "run", "-m", "expmec", "-d", spec, "--delta", "0.5",
+                       "--no-store")
+    assert code == 2 and err.startswith("privbench run: error: Error creating dataset")
+    for command in ("info", "fetch"):
+        code, out, info_err = run(capsys, "data", command, spec)
+        assert code == 2 and out == ""
+        assert info_err.removeprefix("privbench data: ") == err.removeprefix("privbench run: ")
