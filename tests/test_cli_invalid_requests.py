@@ -172,15 +172,16 @@ def test_sparse_and_non_numeric_distortion_matrices() -> None:
         pb.PrivacyProblem.from_arrays(joint=joint, distortion=[["a", "b"], ["c", "d"]])
 
 
-def test_dry_run_lists_runs_without_loading_data(tmp_path, capsys, db_path) -> None:
+def test_dry_run_loads_the_data_as_the_sweep_does(tmp_path, capsys, db_path) -> None:
     spec = tmp_path / "spec.toml"
     spec.write_text('mechanisms = ["identity"]\n'
                     f'datasets = ["csv:path={tmp_path / "absent.csv"},private=x"]\n'
                     "deltas = [1.0]\n")
-    assert main(["sweep", str(spec), "--db", str(db_path), "--dry-run"]) == 0
-    assert "identity|csv[" in capsys.readouterr().out
+    assert main(["sweep", str(spec), "--db", str(db_path), "--dry-run"]) == 2
+    dry = capsys.readouterr()
+    assert dry.out == "" and "absent.csv does not exist" in dry.err
     assert main(["sweep", str(spec), "--db", str(db_path)]) == 2
-    assert "absent.csv does not exist" in capsys.readouterr().err
+    assert capsys.readouterr().err == dry.err
     assert not db_path.exists()
 
 

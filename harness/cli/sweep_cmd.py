@@ -9,11 +9,11 @@ from typing import Any
 
 from privbench.cli.common import add_store_args, check_full
 from privbench.protocol.errors import ValidationError
-from privbench.running.plan import DEFAULT_MAX_RUNS, load_sweep_file, plan_runs
+from privbench.running.plan import DEFAULT_MAX_RUNS, load_sweep_file
 from privbench.running.records import declared_units, metric_failure_lines, record_json
 from privbench.running.runner import legacy_notes
 from privbench.running.specs import parse_spec
-from privbench.running.sweep import iter_sweep
+from privbench.running.sweep import iter_sweep, plan_sweep
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -47,7 +47,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "(bulky values left out and listed under 'omitted'; --full keeps them)")
     p.add_argument("--full", action="store_true",
                    help="with --json: the whole record, per-resample arrays included")
-    p.add_argument("--dry-run", action="store_true", help="list the runs without executing them")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check the sweep as it would be checked before its first run (each "
+                        "data set loaded once) and list its runs, without running or storing "
+                        "any")
     p.add_argument("--max-runs", type=int, default=DEFAULT_MAX_RUNS, metavar="N",
                    help=f"refuse a grid of more runs than this (default {DEFAULT_MAX_RUNS:,})")
     add_store_args(p)
@@ -77,9 +80,12 @@ def run(args: argparse.Namespace) -> int:
                               "a resumed sweep would otherwise leave to another sweep)")
     check_full(args)
     spec = load_sweep_file(args.spec)  # read once: planned, run, named in the summary
-    if args.dry_run:  # listing runs needs no data (but relative budgets need d_const)
-        spec.max_runs = args.max_runs
-        for r in plan_runs(spec, load_datasets=bool(spec.relative_deltas)):
+    if args.dry_run:  # every check the sweep makes before its first run (data sets loaded)
+        plan = plan_sweep(spec, executor=args.executor, workers=args.workers,
+                          scheduler=args.scheduler, max_mem_mb=args.max_mem,
+                          timeout=args.timeout, skip_metrics=args.no_metric,
+                          max_runs=args.max_runs)
+        for r in plan.runs:
             print(r.key)
         return 0
     done: list[dict[str, Any]] = []

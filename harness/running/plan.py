@@ -7,9 +7,11 @@ request raises :class:`ValidationError` / :class:`PluginError` naming the culpri
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,9 @@ class SweepSpec:
     #: add the baselines (mechanisms with ``baseline = True``) to every data set and budget; sweep
     #: files default to true (``baselines = false`` to leave them out), ``run`` to false
     baselines: bool = False
+    #: the sweep file it was read from (None: built otherwise): errors about its keys found
+    #: while planning name the file and the key, as its syntax errors do
+    source: str | None = None
 
 
 _KEYS = {"mechanisms", "datasets", "deltas", "relative_deltas", "seeds", "replicate_seeds",
@@ -95,9 +100,25 @@ def load_sweep_file(path: str | Path) -> SweepSpec:
         raise ValidationError(f"{p}: cannot be parsed as TOML: {type(exc).__name__}: "
                               f"{str(exc)[:200]}") from None
     try:
-        return sweep_spec_from(data, p)
+        spec = sweep_spec_from(data, p)
     except RecursionError:
         raise ValidationError(f"{p}: a value is nested too deeply") from None
+    spec.source = str(p)
+    return spec
+
+
+@contextlib.contextmanager
+def from_key(spec: SweepSpec, *keys: str) -> Iterator[None]:
+    """An invalid request raised inside names the sweep file and the key(s) it comes from
+    (``grid.toml: 'mechanisms': unknown mechanism 'spm'``) when ``spec`` was read from a
+    file; otherwise it passes unchanged."""
+    try:
+        yield
+    except (ValidationError, PluginError) as exc:
+        if spec.source is None:
+            raise
+        where = " with ".join(repr(k) for k in keys)
+        raise type(exc)(f"{spec.source}: {where}: {exc}") from None
 
 
 def sweep_spec_from(data: dict[str, Any], p: Path = Path("sweep")) -> SweepSpec:
@@ -243,18 +264,26 @@ def check_timeout(timeout: Any, *, what: str = "timeout") -> float:
         raise ValidationError(f"{what} must be a positive number of seconds; got {timeout!r}") from None
 
 
+def check_metric_names(names: list[str], what: str = "metric") -> None:
+    """Every metric in ``names`` exists (``what`` names them in the error)."""
+    known = get_host().metrics()
+    for metric in names:
+        if metric not in known:
+            raise PluginError(f"unknown {what} {metric!r}{did_you_mean(metric, known)}; "
+                              f"available: {', '.join(sorted(known))}")
+
+
 def check_metrics(spec: SweepSpec) -> None:
     """Every metric named (requested or switched off) exists, and none is both."""
-    known = get_host().metrics()
-    for what, names in (("metric", spec.metrics), ("metric to skip", spec.skip_metrics)):
-        for metric in names:
-            if metric not in known:
-                raise PluginError(f"unknown {what} {metric!r}{did_you_mean(metric, known)}; "
-                                  f"available: {', '.join(sorted(known))}")
+    with from_key(spec, "metrics"):
+        check_metric_names(spec.metrics)
+    with from_key(spec, "skip_metrics"):
+        check_metric_names(spec.skip_metrics, "metric to skip")
     both = sorted(set(spec.metrics) & set(spec.skip_metrics))
     if both:
-        raise ValidationError(f"metric(s) {', '.join(both)} both requested (-M / metrics) and "
-                              "switched off (--no-metric / skip_metrics)")
+        with from_key(spec, "metrics"):
+            raise ValidationError(f"metric(s) {', '.join(both)} both requested (-M / metrics) "
+                                  "and switched off (--no-metric / skip_metrics)")
 
 
 def check_dataset(text: str, name: str, params: dict[str, Any]) -> None:
@@ -289,6 +318,48 @@ def missing_baselines(mechanisms: list[str], installed: dict[str, Any]) -> list[
     return [b for b in baselines(installed) if b not in named]
 
 
+def _plan_mechanisms(spec: SweepSpec, deltas: list[float], *, strict_lp: bool
+                     ) -> tuple[list[tuple[str, dict[str, Any]]], set[str]]:
+    """Each mechanism of the grid (the baselines added) as (name, params), one per LP
+    backend it takes, every one created once (names, types, check_params) and checked
+    against the budgets; and the names of the randomized ones."""
+    host = get_host()
+    mechanisms: list[tuple[str, dict[str, Any]]] = []
+    randomized: set[str] = set()
+    texts = [(text, "mechanisms") for text in spec.mechanisms] + (
+        [(text, "baselines") for text in missing_baselines(spec.mechanisms, host.mechanisms())]
+        if spec.baselines else [])
+    for text, key in texts:
+        with from_key(spec, key):
+            name, raw = split_spec(text, what="mechanism")
+            cls = host.get("mechanism", name)
+            params = typed_params(cls, raw)  # converted by the parameters' annotations
+            lp_param = next((p for p, kind in cls.plugin_params.items() if kind == LP_KIND), None)
+            if spec.lp_backends and lp_param is None and strict_lp:
+                raise ValidationError(f"mechanism {name!r} does not use an LP backend (--lp-backend)")
+            for param, kind in cls.plugin_params.items():
+                if param in params:
+                    host.get(kind, str(params[param]))
+        variants = [params]
+        if lp_param is not None and spec.lp_backends and lp_param not in params:
+            variants = [{**params, lp_param: b} for b in spec.lp_backends]
+        for variant in variants:
+            # parameter names, types and check_params
+            with from_key(spec, *([key] if variant is params else [key, "lp_backends"])):
+                cls.create(**variant)
+            mechanisms.append((name, variant))
+        if getattr(cls, "randomized", False):
+            randomized.add(name)
+        with from_key(spec, key):
+            if cls.delta_role not in DELTA_ROLES:
+                raise PluginError(f"mechanism {name!r} declares delta_role = {cls.delta_role!r}; "
+                                  f"expected one of {', '.join(DELTA_ROLES)}")
+        with from_key(spec, "deltas"):
+            for delta in deltas:
+                delta_value(delta, cls.delta_role)
+    return mechanisms, randomized
+
+
 def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool = True
               ) -> list[RunSpec]:
     """Expand the grid mechanisms x datasets x deltas x seeds (x LP backends).
@@ -300,64 +371,49 @@ def plan_runs(spec: SweepSpec, *, strict_lp: bool = False, load_datasets: bool =
     """
     check_grid_size(spec)
     host = get_host()
-    deltas = [delta_value(d, BUDGET) for d in spec.deltas]
-    check_repeat(spec.repeat)
+    with from_key(spec, "deltas"):
+        deltas = [delta_value(d, BUDGET) for d in spec.deltas]
+    with from_key(spec, "repeat"):
+        check_repeat(spec.repeat)
     if spec.timeout is not None:
-        check_timeout(spec.timeout)
+        with from_key(spec, "timeout"):
+            check_timeout(spec.timeout)
     if spec.workers is not None and (not isinstance(spec.workers, int)
                                      or isinstance(spec.workers, bool) or spec.workers < 1):
-        raise ValidationError(f"workers must be an integer >= 1; got {spec.workers!r}")
+        with from_key(spec, "workers"):
+            raise ValidationError(f"workers must be an integer >= 1; got {spec.workers!r}")
     if not deltas and not spec.relative_deltas:
         raise ValidationError("no budget given; pass --delta X (one or more)")
-    check_fractions(spec.relative_deltas)
+    with from_key(spec, "relative_deltas"):
+        check_fractions(spec.relative_deltas)
     if spec.relative_deltas and not load_datasets:
         raise ValidationError("relative_deltas need each data set's d_const, so the data sets "
                               "must be loaded while planning")
-    for seed in [*spec.seeds, *spec.replicate_seeds]:
-        seed_value("seed", seed)
-    for backend in spec.lp_backends:
-        host.get(LP_KIND, backend)
+    for key, seeds in (("seeds", spec.seeds), ("replicate_seeds", spec.replicate_seeds)):
+        with from_key(spec, key):
+            for seed in seeds:
+                seed_value("seed", seed)
+    with from_key(spec, "lp_backends"):
+        for backend in spec.lp_backends:
+            host.get(LP_KIND, backend)
     check_metrics(spec)
-    mechanisms: list[tuple[str, dict[str, Any]]] = []
-    randomized: set[str] = set()
-    texts = spec.mechanisms + (missing_baselines(spec.mechanisms, host.mechanisms())
-                               if spec.baselines else [])
-    for text in texts:
-        name, raw = split_spec(text, what="mechanism")
-        cls = host.get("mechanism", name)
-        params = typed_params(cls, raw)  # converted by the parameters' annotations
-        lp_param = next((p for p, kind in cls.plugin_params.items() if kind == LP_KIND), None)
-        if spec.lp_backends and lp_param is None and strict_lp:
-            raise ValidationError(f"mechanism {name!r} does not use an LP backend (--lp-backend)")
-        for param, kind in cls.plugin_params.items():
-            if param in params:
-                host.get(kind, str(params[param]))
-        variants = [params]
-        if lp_param is not None and spec.lp_backends and lp_param not in params:
-            variants = [{**params, lp_param: b} for b in spec.lp_backends]
-        for variant in variants:
-            cls.create(**variant)  # parameter names, types and check_params
-            mechanisms.append((name, variant))
-        if getattr(cls, "randomized", False):
-            randomized.add(name)
-        if cls.delta_role not in DELTA_ROLES:
-            raise PluginError(f"mechanism {name!r} declares delta_role = {cls.delta_role!r}; "
-                              f"expected one of {', '.join(DELTA_ROLES)}")
-        for delta in deltas:
-            delta_value(delta, cls.delta_role)
+    mechanisms, randomized = _plan_mechanisms(spec, deltas, strict_lp=strict_lp)
     datasets: list[tuple[str, dict[str, Any]]] = []
     for text in spec.datasets:
-        name, params = parse_spec(text, what="dataset", kind="dataset")
-        host.get("dataset", name).create(**params)
-        if load_datasets:
-            check_dataset(text, name, params)
+        with from_key(spec, "datasets"):
+            name, params = parse_spec(text, what="dataset", kind="dataset")
+            host.get("dataset", name).create(**params)
+            if load_datasets:
+                check_dataset(text, name, params)
         datasets.append((name, params))
+    with from_key(spec, "relative_deltas"):
+        scaled = [(d, dp, budgets(spec, d, dp)) for d, dp in datasets]
     runs = [
         RunSpec(mechanism=m, mechanism_params=mp, dataset=d, dataset_params=dp, delta=delta,
                 seed=seed, metrics=tuple(dict.fromkeys(spec.metrics)), repeat=spec.repeat,
                 skip_metrics=tuple(dict.fromkeys(spec.skip_metrics)), relative_delta=fraction)
-        for (d, dp) in datasets
-        for (m, mp), (delta, fraction) in itertools.product(mechanisms, budgets(spec, d, dp))
+        for (d, dp, pairs) in scaled
+        for (m, mp), (delta, fraction) in itertools.product(mechanisms, pairs)
         for seed in [*spec.seeds, *(spec.replicate_seeds if m in randomized else [])]
     ]
     # one run per key: `deltas = [0.5, 0.50]`, a mechanism listed twice, or an LP backend

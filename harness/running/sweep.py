@@ -12,6 +12,7 @@ import contextlib
 import sys
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,9 @@ from privbench.running.fingerprint import run_fingerprint
 from privbench.running.plan import (
     DEFAULT_MAX_RUNS,
     SweepSpec,
+    check_metric_names,
     check_timeout,
+    from_key,
     load_sweep_file,
     plan_runs,
     sweep_spec_from,
@@ -145,6 +148,47 @@ def _as_spec(spec: SweepSpec | str | Path | dict[str, Any]) -> SweepSpec:
     return load_sweep_file(spec)
 
 
+@dataclass(frozen=True)
+class PlannedSweep:
+    """A sweep checked and expanded (:func:`plan_sweep`): its runs and how to run them."""
+
+    spec: SweepSpec
+    runs: list[RunSpec]
+    executor: str | None
+    workers: int | None
+    timeout: float
+
+
+def plan_sweep(spec: SweepSpec | str | Path | dict[str, Any], *, executor: str | None = None,
+               workers: int | None = None, scheduler: str | None = None,
+               max_mem_mb: float | None = None, timeout: float | None = None,
+               skip_metrics: Iterable[str] = (), max_runs: int = DEFAULT_MAX_RUNS
+               ) -> PlannedSweep:
+    """Everything a sweep checks before its first run, and its runs: the grid (plugins,
+    parameters, budgets, seeds; each data set loaded once), the options and the executor
+    with its options. ``privbench sweep --dry-run`` stops here; an invalid request raises
+    the error the sweep itself would (naming the sweep file and key when it came from one).
+    """
+    spec = _as_spec(spec)
+    spec.max_runs = max_runs
+    check_metric_names(list(skip_metrics), "metric to skip")  # --no-metric: not the file's
+    spec.skip_metrics = list(dict.fromkeys([*spec.skip_metrics, *skip_metrics]))
+    if timeout is not None:
+        check_timeout(timeout, what="--timeout")
+    if workers is not None and workers < 1:
+        raise ValidationError(f"--workers must be an integer >= 1; got {workers}")
+    runs = plan_runs(spec)
+    name = executor or spec.executor
+    if spec.executor and not executor:
+        with from_key(spec, "executor"):
+            make_executor(spec.executor)  # its name and parameters, as the file gives them
+    make_executor(name or get_host().default("executor"), workers or spec.workers, scheduler,
+                  max_mem_mb)  # with the command line's options
+    return PlannedSweep(
+        spec=spec, runs=runs, executor=name, workers=workers or spec.workers,
+        timeout=timeout if timeout is not None else (spec.timeout or DEFAULT_SWEEP_TIMEOUT))
+
+
 def iter_sweep(spec: SweepSpec | str | Path | dict[str, Any], *,
                db: str | Path | None = DEFAULT_DB, executor: str | None = None,
                workers: int | None = None, scheduler: str | None = None,
@@ -153,21 +197,15 @@ def iter_sweep(spec: SweepSpec | str | Path | dict[str, Any], *,
                skip_metrics: Iterable[str] = (), max_runs: int = DEFAULT_MAX_RUNS,
                progress: bool = False, steal_claims: bool = False) -> Iterator[dict[str, Any]]:
     """:func:`sweep`, yielding each record as it is stored. The whole grid is planned
-    and checked first: an invalid request raises before anything runs or is stored."""
-    spec = _as_spec(spec)
-    spec.max_runs = max_runs
-    spec.skip_metrics = list(dict.fromkeys([*spec.skip_metrics, *skip_metrics]))
-    if timeout is not None:
-        check_timeout(timeout, what="--timeout")
-    if workers is not None and workers < 1:
-        raise ValidationError(f"--workers must be an integer >= 1; got {workers}")
-    runs = plan_runs(spec)
+    and checked first (:func:`plan_sweep`): an invalid request raises before anything runs
+    or is stored."""
+    plan = plan_sweep(spec, executor=executor, workers=workers, scheduler=scheduler,
+                      max_mem_mb=max_mem_mb, timeout=timeout, skip_metrics=skip_metrics,
+                      max_runs=max_runs)
     yield from execute_runs(
-        runs, db=db, executor=executor or spec.executor,
-        workers=workers or spec.workers, scheduler=scheduler, max_mem_mb=max_mem_mb,
-        timeout=timeout if timeout is not None else (spec.timeout or DEFAULT_SWEEP_TIMEOUT),
-        resume=resume, keep_stale=keep_stale, sweep_id=spec.name, progress=progress,
-        steal_claims=steal_claims)
+        plan.runs, db=db, executor=plan.executor, workers=plan.workers, scheduler=scheduler,
+        max_mem_mb=max_mem_mb, timeout=plan.timeout, resume=resume, keep_stale=keep_stale,
+        sweep_id=plan.spec.name, progress=progress, steal_claims=steal_claims)
 
 
 def sweep(spec: SweepSpec | str | Path | dict[str, Any], **options: Any) -> list[dict[str, Any]]:
