@@ -37,6 +37,36 @@ def test_a_rogue_metric_cannot_overwrite_fields(hostile) -> None:
     assert "mi_bits" not in record["metrics"]
 
 
+class _Undeclared(pb.Metric):
+    name = "undeclared_writer"
+    default = False
+    outputs = (pb.Output("declared", "none"),)
+
+    def compute(self, problem, result, *, delta, seed=None):
+        return {"declared": 1, "undeclared": 2, "mi_bits": 99}
+
+
+def test_a_metric_stores_only_the_keys_it_declares(host: pb.PluginHost) -> None:
+    """``undeclared`` is dropped as ``mi_bits`` is, and ``metric_errors`` names both."""
+
+    class Plugin:
+        @pb.hookimpl
+        def privbench_register_metrics(self):
+            return [_Undeclared]
+
+    host.register(Plugin(), name="undeclared-plugin")
+    record = pb.execute_run(RunSpec(mechanism="identity", dataset="synthetic",
+                                    dataset_params={"m": 2}, delta=1.0,
+                                    metrics=("undeclared_writer",)))
+    assert record["status"] == "ok"
+    assert record["metrics"]["declared"] == 1
+    assert "undeclared" not in record["metrics"] and "undeclared" not in record
+    assert record["mi_bits"] == pytest.approx(record["prior_mi_bits"])
+    assert record["metric_errors"] == {"undeclared_writer": (
+        "metric 'undeclared_writer' may not write undeclared (not among its outputs), "
+        "mi_bits (a record field it does not declare); those values were dropped")}
+
+
 @pytest.mark.parametrize("skip_leakage", [False, True])
 def test_a_third_party_metric_cannot_claim_a_builtin_field(hostile, skip_leakage) -> None:
     """A metric of another distribution declaring ``mi_bits`` (and running before

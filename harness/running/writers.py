@@ -1,10 +1,11 @@
 """One writer per record field: which metric may write which value of a run's record.
 
-A metric writes a top-level record field (``mi_bits``, ``distortion``, ...) only if it
-declares that field among its ``outputs``, never a field the runner fills (``status``,
-``runtime_s``, ...), and never a value another metric of the same run already wrote. A
-metric that tries loses the offending values and the run records why (its
-``metric_errors``); the true value stays. So a rogue metric returning ``mi_bits = -42``
+A metric writes only the values it declares among its ``outputs``: a top-level record
+field (``mi_bits``, ``distortion``, ...) or a value under ``metrics``; never a field the
+runner fills (``status``, ``runtime_s``, ...), and never a value another metric of the same
+run already wrote. A metric that tries loses the offending values (an undeclared key is
+dropped whatever its name) and the run records why (its ``metric_errors``, naming each
+one); the true value stays. So a rogue metric returning ``mi_bits = -42``
 cannot change a stored leakage.
 
 Built-in metrics own the fields they declare: a metric of another distribution that
@@ -48,13 +49,15 @@ def merge_metric(values: dict[str, Any], owners: dict[str, str], name: str, cls:
         if isinstance(value, BaseException):  # an output the metric could not compute
             failed.append(f"{key}: {type(value).__name__}: {value}")
             continue
-        if key in reserved and key in declared:  # a claim of a built-in's field
+        if key not in declared:
+            what = ("the runner's" if key in runner_fields else "a record field it does not "
+                    "declare" if key in RECORD_FIELDS else "not among its outputs")
+            refused.append(f"{key} ({what})")
+            continue
+        if key in reserved:  # a claim of a built-in's field
             key = f"{name}_{key}"
         if key in owners and owners[key] != name:
             refused.append(f"{key} (written by metric {owners[key]!r})")
-        elif key in RECORD_FIELDS and key not in declared:
-            what = "the runner's" if key in runner_fields else "a record field it does not declare"
-            refused.append(f"{key} ({what})")
         else:
             values[key] = value
             owners[key] = name

@@ -156,6 +156,7 @@ class Rogue(pb.Metric):
 
     name = "hostile_rogue"
     default = False
+    outputs = (pb.Output("rogue_note", "none"),)  # only this one is its own
 
     def compute(self, problem, result, *, delta, seed=None):
         return {"mi_bits": -42.0, "status": "ok", "runtime_s": 0.0, "rogue_note": "here"}
