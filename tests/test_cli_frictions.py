@@ -34,12 +34,15 @@ class _Plugin:
 
 
 def test_plugins_table_prints_the_install_hint_with_its_extra(host, capsys, monkeypatch) -> None:
+    from privbench.host.manager import _Source
+
     monkeypatch.setenv("COLUMNS", "250")
-    host.register(_Plugin(), name="needs-ortools")
+    host.register(_Plugin(), name="needs-ortools",
+                  source=_Source("pb-frictions", "1.0", __name__, packaged=True))
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     line = next(ln for ln in out.splitlines() if "needs_ortools" in ln)
-    assert "install with: pip install 'privbench[ortools]'" in line
+    assert "install with: pip install 'pb-frictions[ortools]'" in line  # [ortools] not markup
 
 
 def test_results_heading_counts_the_runs_it_shows(tmp_path, capsys, monkeypatch) -> None:

@@ -164,7 +164,11 @@ def test_missing_dependency_is_listed_unavailable_with_extra(host: pb.PluginHost
         def privbench_register_lp_backends(self):
             return [NeedsMissing]
 
-    host.register(Plugin(), name="fake_lp")
+    from privbench.host.manager import _Source
+
+    # as a built-in: the extra is privbench's own
+    host.register(Plugin(), name="fake_lp", source=_Source("privbench", pb.__version__,
+                                                           __name__, packaged=True))
     row = next(p for p in host.plugins() if p.name == "highs_missing")
     assert row.status == "unavailable"
     assert "privbench[highs]" in row.reason

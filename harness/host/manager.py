@@ -4,7 +4,7 @@ Built-in plugins load through the distribution's own ``privbench`` entry points,
 exactly like third-party ones. Loading never raises: a module that fails to import, a
 hook that fails, a class that is not a valid plugin or a duplicate name is recorded as
 ``broken`` with its reason; a plugin whose optional dependency is missing is
-``unavailable`` with the pip extra that installs it.
+``unavailable`` with the pip extra (of its own distribution) that installs it.
 
 Environment:
 
@@ -179,6 +179,8 @@ class _Source:
     distribution: str
     version: str
     module: str
+    #: an installed distribution (an entry point's), so ``pip install 'DIST[extra]'`` exists
+    packaged: bool = False
 
 
 class _DistributionNames:
@@ -249,7 +251,7 @@ class PluginHost:
                     {_normalise(ep.name), _normalise(dist_name)} & {_normalise(a) for a in allow}):
                 self._log(f"not in PRIVBENCH_PLUGINS: {ep.name} ({dist_name})")
                 continue
-            source = _Source(dist_name, version, ep.value)
+            source = _Source(dist_name, version, ep.value, packaged=dist_name != "?")
             if self.pm.has_plugin(ep.name):
                 other = self._sources.get(ep.name)
                 self._problem(
@@ -365,7 +367,7 @@ class PluginHost:
                     if bad_needs:
                         rows.append(row(cls.name, "broken", bad_needs))
                         continue
-                    status, reason = _availability(cls)
+                    status, reason = _availability(cls, source)
                     info = row(cls.name, status, reason, cls)
                     taken[(kind, cls.name)] = info
                     rows.append(info)
@@ -502,11 +504,15 @@ def _bad_needs(kind: str, cls: type) -> str:
             if unknown else "")
 
 
-def _availability(cls: type) -> tuple[str, str]:
+def _availability(cls: type, source: _Source) -> tuple[str, str]:
+    """``ok``, or ``unavailable`` with what installs the missing ``requirements`` (the
+    providing distribution's ``extra``: ``pip install 'DIST[extra]'``; privbench's own for
+    a built-in), or what ``available()`` says."""
     missing = [mod for mod in getattr(cls, "requirements", ()) if not _importable(mod)]
     if missing:
         extra = getattr(cls, "extra", None)
-        hint = f"pip install 'privbench[{extra}]'" if extra else f"pip install {' '.join(missing)}"
+        hint = (f"pip install '{source.distribution}[{extra}]'" if extra and source.packaged
+                else f"pip install {' '.join(missing)}")
         return "unavailable", f"missing {', '.join(missing)}; install with: {hint}"
     check = getattr(cls, "available", None)
     if callable(check):
