@@ -4,11 +4,15 @@ are listed."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pytest
 
+import privbench as pb
+from privbench.cli import main
+from privbench.host import manager as host_module
 from privbench.host.manager import PluginHost
 
 MECHANISM = '''
@@ -82,6 +86,68 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         sys.modules.pop(module, None)
 
 
+@pytest.fixture
+def use_host():
+    """Installs a host as the process-wide one (for ``main``), the previous one after."""
+    previous = host_module.get_host()
+
+    def use(host: PluginHost) -> PluginHost:
+        host_module.set_host(host)
+        return host
+
+    yield use
+    host_module.set_host(previous)
+
+
+def test_two_third_parties_claiming_one_name_are_both_refused(site: Path, use_host, capsys
+                                                              ) -> None:
+    host = use_host(PluginHost(env={}))
+    rows = [r for r in host.plugins() if r.name == "auditb_krr"]
+    assert sorted(r.distribution for r in rows) == ["auditb-bad", "auditb-good"]
+    for row in rows:  # neither is used, and each row names both providers
+        assert row.status == "broken" and row.cls is None
+        assert "ambiguous" in row.reason
+        assert "auditb-good (auditb_good)" in row.reason and "auditb-bad (auditb_dup)" in row.reason
+    assert "auditb_krr" not in host.mechanisms()
+    with pytest.raises(pb.PluginError, match="PRIVBENCH_DISABLE_PLUGINS=auditb_dup uses "
+                                             "auditb-good's"):
+        host.get("mechanism", "auditb_krr")
+
+    code = main(["run", "-m", "auditb_krr", "-d", "synthetic:m=3", "--delta", "1", "--no-store"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "auditb-good" in err and "auditb-bad" in err and "PRIVBENCH_DISABLE_PLUGINS" in err
+
+
+@pytest.mark.parametrize(("env", "provider"), [
+    ({"PRIVBENCH_DISABLE_PLUGINS": "auditb_dup"}, "good"),
+    ({"PRIVBENCH_DISABLE_PLUGINS": "auditb_good"}, "bad"),
+    ({"PRIVBENCH_PLUGINS": "auditb-good"}, "good"),
+])
+def test_with_the_other_left_out_the_one_kept_works(site: Path, use_host, capsys,
+                                                     env: dict[str, str], provider: str) -> None:
+    host = use_host(PluginHost(env=env))
+    rows = [r for r in host.plugins() if r.name == "auditb_krr"]
+    assert [r.status for r in rows] == ["ok"]
+    assert host.get("mechanism", "auditb_krr").provider == provider
+    assert main(["run", "-m", "auditb_krr", "-d", "synthetic:m=3", "--delta", "1", "--no-store",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[0])["status"] == "ok"
+
+
+def test_a_builtin_keeps_its_name_against_a_third_party(site: Path) -> None:
+    install(site, "auditb-shadow", {"auditb_shadow": "auditb_shadow_mod"},
+            {"auditb_shadow_mod.py": MECHANISM.format(provider="shadow").replace(
+                '"auditb_krr"', '"expmec"')})
+    host = PluginHost(env={"PRIVBENCH_DISABLE_PLUGINS": "auditb_dup"})
+    rows = {r.distribution: r for r in host.plugins() if r.name == "expmec"}
+    assert rows["privbench"].status == "ok"
+    assert rows["auditb-shadow"].status == "broken"
+    assert "already provided by privbench" in rows["auditb-shadow"].reason
+    assert host.get("mechanism", "expmec").__module__.endswith("expmec")
+    sys.modules.pop("auditb_shadow_mod", None)
+
+
 def test_the_install_hint_names_the_providing_distribution(site: Path) -> None:
     install(site, "auditb-extra", {"auditb_extra": "auditb_extra_mod"},
             {"auditb_extra_mod.py": NEEDS_FAST})
@@ -91,3 +157,28 @@ def test_the_install_hint_names_the_providing_distribution(site: Path) -> None:
     assert row.reason == ("missing privbench_test_some_missing_lib; install with: "
                           "pip install 'auditb-extra[fast]'")
     sys.modules.pop("auditb_extra_mod", None)
+
+
+class _Twin(pb.Metric):
+    name = "auditb_twin"
+    default = False
+
+    def compute(self, problem, result, *, delta, seed=None):
+        return {}
+
+
+def test_a_metric_two_plugins_name_is_refused_when_requested(site: Path, use_host, capsys
+                                                             ) -> None:
+    host = use_host(PluginHost(env={}))
+    for plugin in ("twin-a", "twin-b"):
+        class Plugin:
+            @pb.hookimpl
+            def privbench_register_metrics(self):
+                return [_Twin]
+
+        host.register(Plugin(), name=plugin)
+    code = main(["run", "-m", "identity", "-d", "synthetic:m=3", "--delta", "1", "--no-store",
+                 "-M", "auditb_twin"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "metric 'auditb_twin' is ambiguous" in err and "PRIVBENCH_DISABLE_PLUGINS=twin-a" in err

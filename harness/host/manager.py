@@ -4,7 +4,9 @@ Built-in plugins load through the distribution's own ``privbench`` entry points,
 exactly like third-party ones. Loading never raises: a module that fails to import, a
 hook that fails, a class that is not a valid plugin or a duplicate name is recorded as
 ``broken`` with its reason; a plugin whose optional dependency is missing is
-``unavailable`` with the pip extra (of its own distribution) that installs it.
+``unavailable`` with the pip extra (of its own distribution) that installs it. A built-in
+keeps its name against any third party; a name two third-party plugins claim is
+ambiguous, and neither is used until the user blocks one.
 
 Environment:
 
@@ -29,7 +31,7 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import pluggy
@@ -216,6 +218,8 @@ class PluginHost:
         self._load_problems: list[PluginInfo] = []
         self._cache_key: tuple[Any, ...] | None = None
         self._cache: list[PluginInfo] = []
+        #: (kind, name) -> why the name is ambiguous (several third-party plugins claim it)
+        self._conflicts: dict[tuple[str, str], str] = {}
         self.trace = env_flag("PRIVBENCH_TRACE_PLUGINS", env=self.env)
         if self.trace:
             self.pm.trace.root.setwriter(lambda msg: sys.stderr.write(msg))
@@ -327,8 +331,9 @@ class PluginHost:
 
     def _collect(self) -> list[PluginInfo]:
         rows: list[PluginInfo] = []
-        taken: dict[tuple[str, str], PluginInfo] = {}
-        # pluggy returns impls in registration order; built-ins were registered first
+        #: (kind, name) -> every valid class claiming it, with its source, in registration
+        #: order
+        claims: dict[tuple[str, str], list[tuple[PluginInfo, _Source]]] = {}
         for hook_name, (kind, base) in HOOK_KINDS.items():
             hook = getattr(self.pm.hook, hook_name)
             for impl in hook.get_hookimpls():
@@ -357,20 +362,33 @@ class PluginHost:
                     if not getattr(cls, "name", ""):
                         rows.append(row(cls.__name__, "broken", "class has no 'name'"))
                         continue
-                    if (kind, cls.name) in taken:
-                        first = taken[(kind, cls.name)]
-                        rows.append(row(cls.name, "broken", f"duplicate {kind} name "
-                                        f"{cls.name!r}; already provided by {first.distribution} "
-                                        f"({first.plugin})"))
-                        continue
                     bad_needs = _bad_needs(kind, cls)
                     if bad_needs:
                         rows.append(row(cls.name, "broken", bad_needs))
                         continue
-                    status, reason = _availability(cls, source)
-                    info = row(cls.name, status, reason, cls)
-                    taken[(kind, cls.name)] = info
-                    rows.append(info)
+                    claims.setdefault((kind, cls.name), []).append((row(cls.name, "ok", "", cls),
+                                                                    source))
+        self._conflicts = {}
+        for (kind, name), found in claims.items():
+            # built-ins first whatever the order pluggy keeps (a third party's trylast
+            # implementation comes before them)
+            found.sort(key=lambda claim: claim[0].distribution != BUILTIN_DISTRIBUTION)
+            first, source = found[0]
+            plugins = list(dict.fromkeys(info.plugin for info, _ in found))
+            if first.distribution != BUILTIN_DISTRIBUTION and len(plugins) > 1:
+                # no built-in has the name and several third-party plugins claim it: which
+                # one loads first says nothing about which one the user meant
+                why = _ambiguous(kind, name, [info for info, _ in found])
+                self._conflicts[(kind, name)] = why
+                rows.extend(replace(info, status="broken", reason=why, cls=None)
+                            for info, _ in found)
+                continue
+            first.status, first.reason = _availability(first.cls, source)  # type: ignore[arg-type]
+            rows.append(first)
+            # a built-in keeps its name; one plugin naming two classes alike keeps the first
+            rows.extend(replace(info, status="broken", cls=None, reason=(
+                f"duplicate {kind} name {name!r}; already provided by {first.distribution} "
+                f"({first.plugin})")) for info, _ in found[1:])
         rows.extend(self._load_problems)
         rows.sort(key=lambda r: (KINDS.index(r.kind) if r.kind in KINDS else 99, r.name))
         return rows
@@ -482,6 +500,8 @@ class PluginHost:
         ok = [p for p in rows if p.status == "ok"]
         if ok:
             return ok[0].cls  # type: ignore[return-value]
+        if (kind, name) in self._conflicts:
+            raise PluginError(self._conflicts[(kind, name)])
         if rows:
             raise PluginError(f"{kind} {name!r} is {rows[0].status}: {rows[0].reason}")
         known = sorted(p.name for p in self.plugins() if p.kind == kind and p.status == "ok")
@@ -502,6 +522,19 @@ def _bad_needs(kind: str, cls: type) -> str:
         return ""
     return (f"needs names unknown {', '.join(unknown)}; known: {', '.join(known)}"
             if unknown else "")
+
+
+def _ambiguous(kind: str, name: str, claims: list[PluginInfo]) -> str:
+    """Why ``name`` is used by no plugin: several third-party plugins claim it. Says who
+    they are and how to keep one (``PRIVBENCH_DISABLE_PLUGINS`` blocks plugins by name)."""
+    plugins = {info.plugin: info.distribution for info in claims}
+    who = [f"{dist} ({plugin})" for plugin, dist in plugins.items()]
+    keep = [f"PRIVBENCH_DISABLE_PLUGINS={','.join(p for p in plugins if p != kept)} uses "
+            f"{dist}'s" for kept, dist in plugins.items()]
+    both = "both" if len(who) == 2 else "all"
+    return (f"{kind} {name!r} is ambiguous: {', '.join(who[:-1])} and {who[-1]} {both} provide "
+            f"it, so none is used; to use one, block the others: {'; '.join(keep)} (or leave "
+            "the others out of PRIVBENCH_PLUGINS)")
 
 
 def _availability(cls: type, source: _Source) -> tuple[str, str]:

@@ -266,9 +266,12 @@ def check_timeout(timeout: Any, *, what: str = "timeout") -> float:
 
 def check_metric_names(names: list[str], what: str = "metric") -> None:
     """Every metric in ``names`` exists (``what`` names them in the error)."""
-    known = get_host().metrics()
+    host = get_host()
+    known = host.metrics()
     for metric in names:
         if metric not in known:
+            if what == "metric":  # why it cannot run: unavailable, broken, ambiguous
+                host.get("metric", metric)
             raise PluginError(f"unknown {what} {metric!r}{did_you_mean(metric, known)}; "
                               f"available: {', '.join(sorted(known))}")
 
