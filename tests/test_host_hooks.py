@@ -45,7 +45,7 @@ def test_kind_of_a_broken_module_comes_from_the_hooks_it_defines(tmp_path, monke
         "import does_not_exist\n\ndef privbench_register_datasets():\n    return []\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     assert _declared_kind("broken_reporter_plugin") == "dataset"  # not guessed from the name
-    assert _declared_kind("no.such.module") == "mechanism"
+    assert _declared_kind("no.such.module") == "plugin"  # not known: not guessed either
     assert "broken_reporter_plugin" not in sys.modules
 
 

@@ -182,3 +182,46 @@ def test_a_metric_two_plugins_name_is_refused_when_requested(site: Path, use_hos
     err = capsys.readouterr().err
     assert code == 2
     assert "metric 'auditb_twin' is ambiguous" in err and "PRIVBENCH_DISABLE_PLUGINS=twin-a" in err
+
+
+def test_broken_plugins_are_listed_without_guessing_or_repeating(site: Path, capsys,
+                                                                 use_host) -> None:
+    figures = "import privbench as pb\n\n@pb.hookimpl\ndef privbench_register_figures():\n" \
+              "    return []\n"
+    install(site, "auditb-broken", {
+        # a package whose own __init__ fails: its figures module is read, not imported
+        "auditb_pkgfig": "auditb_pkg.figs",
+        # an object of a module: the module's source is read
+        "auditb_attr": "auditb_attrmod:plugin",
+        # hooks from a submodule that cannot be read: the kind is not known
+        "auditb_starred": "auditb_starred",
+        "auditb_misspelt": "auditb_misspelt",
+        "auditb_badargs": "auditb_badargs",
+    }, {
+        "auditb_pkg/__init__.py": "import privbench_test_not_there\n",
+        "auditb_pkg/figs.py": figures,
+        "auditb_attrmod.py": "import privbench_test_not_there\n" + figures + "plugin = None\n",
+        "auditb_starred/__init__.py": "from ._impl import *\n",
+        "auditb_starred/_impl.py": "import privbench_test_not_there\n",
+        "auditb_misspelt.py": figures.replace("_figures", "_figurez"),
+        "auditb_badargs.py": figures.replace("figures()", "figures(foo)"),
+    })
+    use_host(PluginHost(env={}))
+    assert main(["plugins", "--json"]) == 0
+    rows = {r["plugin"]: r for r in json.loads(capsys.readouterr().out)
+            if r["distribution"] == "auditb-broken"}
+    role = {name: row["role"] for name, row in rows.items()}
+    assert role == {"auditb_pkgfig": "figure", "auditb_attr": "figure",
+                    "auditb_starred": "plugin", "auditb_misspelt": "plugin",
+                    "auditb_badargs": "figure"}
+    assert all(row["status"] == "broken" for row in rows.values())
+    assert rows["auditb_misspelt"]["reason"] == (
+        "unknown hook 'privbench_register_figurez' (did you mean 'privbench_register_figures' "
+        "or 'privbench_register_reporters'?)")
+    # pluggy's three lines, on one: which plugin, the signature, what is wrong
+    reason = rows["auditb_badargs"]["reason"]
+    assert "\n" not in reason
+    assert "hookimpl definition: privbench_register_figures(foo); Argument(s) {'foo'}" in reason
+    for module in ("auditb_pkg", "auditb_pkg.figs", "auditb_attrmod", "auditb_starred",
+                   "auditb_starred._impl", "auditb_misspelt", "auditb_badargs"):
+        sys.modules.pop(module, None)

@@ -30,7 +30,7 @@ import importlib.util
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -116,21 +116,63 @@ def _import_guard() -> Iterator[None]:
             signal.signal(signal.SIGALRM, previous)
 
 
+#: the kind of a plugin row whose kind cannot be known: a module that failed to import
+#: and whose source names no hook (or hooks of several kinds), a misspelt hook only
+UNKNOWN_KIND = "plugin"
+
+
+def _module_source(module_path: str) -> str | None:
+    """The source of ``module_path`` (an entry point's value, ``pkg.mod`` or ``pkg.mod:attr``),
+    found without importing it or its parent packages (a parent that fails to import must
+    not hide the module's source); None when it cannot be found."""
+    from importlib.machinery import PathFinder
+
+    name = module_path.partition(":")[0].strip()
+    path: list[str] | None = None
+    spec = None
+    parts = name.split(".")
+    for k in range(len(parts)):
+        dotted = ".".join(parts[:k + 1])
+        if k == 0 or ".".join(parts[:k]) in sys.modules:  # imports nothing more
+            spec = importlib.util.find_spec(dotted)
+        else:  # in a parent package that is not (or could not be) imported
+            spec = PathFinder.find_spec(dotted, path)
+        if spec is None:
+            return None
+        path = list(spec.submodule_search_locations or [])
+    loader = getattr(spec, "loader", None)
+    return loader.get_source(name) if loader is not None and hasattr(loader, "get_source") else None
+
+
 def _declared_kind(module_path: str) -> str:
-    """Kind of a module that could not be imported, from the hooks its source defines
-    (read, not imported; default mechanism when the source cannot be found)."""
+    """Kind of a module that could not be imported, from the hooks its source defines or
+    imports by name (read, not imported); :data:`UNKNOWN_KIND` when the source cannot be
+    read, names no hook, or names hooks of several kinds (no kind is guessed)."""
     import ast
 
     try:
-        spec = importlib.util.find_spec(module_path)
-        source = spec.loader.get_source(module_path) if spec and spec.loader else None  # type: ignore[attr-defined]
-        tree = ast.parse(source or "")
+        tree = ast.parse(_module_source(module_path) or "")
     except Exception:  # noqa: BLE001 - a module that cannot even be found or parsed
-        return "mechanism"
+        return UNKNOWN_KIND
+    names: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name in HOOK_KINDS:
-            return HOOK_KINDS[node.name][0]
-    return "mechanism"
+        if isinstance(node, ast.FunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.ImportFrom):
+            names.update(alias.asname or alias.name for alias in node.names)
+    return _kind_of_hooks(names)
+
+
+def _kind_of_hooks(names: Iterable[str]) -> str:
+    """The one kind whose registration hook is among ``names``, else :data:`UNKNOWN_KIND`."""
+    kinds = {HOOK_KINDS[n][0] for n in names if n in HOOK_KINDS}
+    return kinds.pop() if len(kinds) == 1 else UNKNOWN_KIND
+
+
+def _one_line(text: str) -> str:
+    """A reason on one line: pluggy's validation errors run over three (which plugin, the
+    hookimpl's signature, what is wrong); each line is kept, joined by "; "."""
+    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
 
 
 def _normalise(name: str) -> str:
@@ -285,12 +327,13 @@ class PluginHost:
             self.register(module, name=module_name, source=source)
         self._check_pending()
 
-    def _problem(self, name: str, source: _Source, reason: str) -> None:
+    def _problem(self, name: str, source: _Source, reason: str, kind: str | None = None) -> None:
+        """Record plugin ``name`` as broken; ``kind`` None: read off its module's source."""
         self._log(f"broken {name}: {reason}")
         self._load_problems.append(
             PluginInfo(
-                kind=_declared_kind(source.module), name=name, version=source.version,
-                distribution=source.distribution, status="broken", reason=reason,
+                kind=kind or _declared_kind(source.module), name=name, version=source.version,
+                distribution=source.distribution, status="broken", reason=_one_line(reason),
                 plugin=name, module=source.module,
             )
         )
@@ -302,7 +345,9 @@ class PluginHost:
         try:
             self.pm.register(plugin, name=name)
         except Exception as exc:  # noqa: BLE001 - PluginValidationError, ValueError
-            self._problem(name, source, f"invalid plugin: {exc}")
+            kind = _kind_of_hooks(dir(plugin))
+            self._problem(name, source, f"invalid plugin: {exc}",
+                          None if kind == UNKNOWN_KIND else kind)
             return
         self._sources[name] = source
         self._cache_key = None
@@ -317,8 +362,16 @@ class PluginHost:
             except pluggy.PluginValidationError as exc:
                 name = self.pm.get_name(exc.plugin) or "?"
                 source = self._sources.pop(name, _Source("?", "?", name))
+                unknown = sorted(hook for hook in vars(self.pm.hook) if not hook.startswith("_")
+                                 and not getattr(self.pm.hook, hook).has_spec()
+                                 and any(impl.plugin is exc.plugin for impl in
+                                         getattr(self.pm.hook, hook).get_hookimpls()))
+                known = [*HOOK_KINDS, *OTHER_HOOKS]
+                what = "; ".join(f"{hook!r}{did_you_mean(hook, known)}" for hook in unknown)
+                kind = _kind_of_hooks(dir(exc.plugin))  # the hooks it does spell right
                 self.pm.unregister(exc.plugin)
-                self._problem(name, source, f"unknown hook: {exc}")
+                self._problem(name, source, f"unknown hook{'s' * (len(unknown) > 1)} "
+                              f"{what or exc}", kind)
 
     # -- registry --------------------------------------------------------------------
     def plugins(self) -> list[PluginInfo]:
@@ -343,7 +396,7 @@ class PluginHost:
                         _kind: str = kind, _source: _Source = source,
                         _plugin: str = impl.plugin_name) -> PluginInfo:
                     return PluginInfo(_kind, name, _source.version, _source.distribution,
-                                      status, reason, _plugin, _source.module, cls)
+                                      status, _one_line(reason), _plugin, _source.module, cls)
 
                 try:
                     with plugin_code(f"hook {hook_name} of plugin {impl.plugin_name!r}"):
@@ -384,6 +437,7 @@ class PluginHost:
                             for info, _ in found)
                 continue
             first.status, first.reason = _availability(first.cls, source)  # type: ignore[arg-type]
+            first.reason = _one_line(first.reason)
             rows.append(first)
             # a built-in keeps its name; one plugin naming two classes alike keeps the first
             rows.extend(replace(info, status="broken", cls=None, reason=(
