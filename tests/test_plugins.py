@@ -125,6 +125,36 @@ def test_disable_and_module_env(tmp_path: Path) -> None:
     assert row.status == "broken" and 'Error importing plugin "brokenmod"' in row.reason
 
 
+def test_a_plugin_module_in_the_current_folder_loads_unpackaged(tmp_path: Path,
+                                                                 monkeypatch) -> None:
+    """The README's `PRIVBENCH_PLUGIN_MODULES=my_mech` beside my_mech.py: the console
+    script's sys.path holds no current folder, so the module was 'broken' and `run -m
+    nearest` said only 'unknown mechanism'."""
+    (tmp_path / "cwd_mech.py").write_text(textwrap.dedent("""
+        import scipy.sparse as sp
+        import privbench as pb
+
+        class CwdNearest(pb.MappingMechanism):
+            name = "cwd_nearest"
+            def run(self, problem, delta):
+                return self.result(sp.identity(problem.n, format="csc"))
+
+        @pb.hookimpl
+        def privbench_register_mechanisms():
+            return [CwdNearest]
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    monkeypatch.delitem(sys.modules, "cwd_mech", raising=False)
+    host = PluginHost(env={"PRIVBENCH_PLUGIN_MODULES": "cwd_mech"})
+    assert host.get("mechanism", "cwd_nearest").name == "cwd_nearest"
+    monkeypatch.delitem(sys.modules, "cwd_mech", raising=False)
+    host = PluginHost(env={"PRIVBENCH_PLUGIN_MODULES": "cwd_mech_typo"})
+    with pytest.raises(pb.PluginError, match=r"unknown mechanism 'cwd_nearest'.*1 plugin that "
+                       r"may provide it failed to load: cwd_mech_typo: .*ModuleNotFoundError"):
+        host.get("mechanism", "cwd_nearest")
+
+
 def test_every_hook_is_documented() -> None:
     doc = (REPO / "docs" / "hooks.md").read_text()
     documented = set(re.findall(r"^## (privbench_\w+)\(", doc, flags=re.M))

@@ -14,8 +14,9 @@ Environment:
   or distribution names). Unset: load all; empty: built-ins only.
 * ``PRIVBENCH_DISABLE_PLUGINS`` - comma-separated entry-point names to block
   (``pm.set_blocked``), built-ins included.
-* ``PRIVBENCH_PLUGIN_MODULES`` - comma-separated importable modules to register as
-  plugins without packaging them (like ``pytest -p``); inherited by worker processes.
+* ``PRIVBENCH_PLUGIN_MODULES`` - comma-separated modules (importable, or in the current
+  folder) to register as plugins without packaging them (like ``pytest -p``); inherited by
+  worker processes.
 * ``PRIVBENCH_TRACE_PLUGINS`` - set to 1 to trace loading and hook calls on stderr.
 
 Nothing outside this module touches ``pm.hook``.
@@ -32,6 +33,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -319,7 +321,7 @@ class PluginHost:
                 continue
             try:
                 with _import_guard():
-                    module = importlib.import_module(module_name)
+                    module = _import_plugin_module(module_name)
             except Exception as exc:  # noqa: BLE001
                 self._problem(module_name, source, f'Error importing plugin "{module_name}": '
                               f"{type(exc).__name__}: {exc}")
@@ -559,8 +561,31 @@ class PluginHost:
         if rows:
             raise PluginError(f"{kind} {name!r} is {rows[0].status}: {rows[0].reason}")
         known = sorted(p.name for p in self.plugins() if p.kind == kind and p.status == "ok")
+        broken = [p for p in self._load_problems if p.kind in (kind, "plugin")]
+        hint = "" if not broken else (
+            f" ({len(broken)} plugin{'s' if len(broken) > 1 else ''} that may provide it "
+            f"failed to load: {broken[0].name}: {broken[0].reason}"
+            f"{'; ...' if len(broken) > 1 else ''}; `privbench plugins` lists them)")
         raise PluginError(f"unknown {kind} {name!r}{did_you_mean(name, known)}; "
-                          f"available: {', '.join(known) or '(none)'}")
+                          f"available: {', '.join(known) or '(none)'}{hint}")
+
+
+def _import_plugin_module(name: str) -> Any:
+    """Import a ``PRIVBENCH_PLUGIN_MODULES`` module; one that is not importable but sits in
+    the current folder (``my_mech.py``, as ``privbench check my_mech`` finds it) is imported
+    from there, the folder appended to ``sys.path`` (last: an installed module of the same
+    name wins; kept, so that the module's own later imports of its neighbours work)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        top = name.partition(".")[0]
+        here = Path.cwd()
+        if exc.name != top or not ((here / f"{top}.py").is_file()
+                                   or (here / top / "__init__.py").is_file()):
+            raise
+        if str(here) not in sys.path:
+            sys.path.append(str(here))
+        return importlib.import_module(name)
 
 
 def _bad_needs(kind: str, cls: type) -> str:
