@@ -46,6 +46,36 @@ class _Undeclared(pb.Metric):
         return {"declared": 1, "undeclared": 2, "mi_bits": 99}
 
 
+class _RunnerFieldWriter(pb.Metric):
+    name = "runner_field_writer"
+    default = False
+    outputs = (pb.Output("runtime_s", "seconds"), pb.Output("status", "none"),
+               pb.Output("kept", "none"))
+
+    def compute(self, problem, result, *, delta, seed=None):
+        return {"runtime_s": -1.0, "status": "hacked", "kept": 1}
+
+
+def test_a_metric_never_writes_the_runners_fields_even_declared(host: pb.PluginHost) -> None:
+    """Declaring runtime_s and status stored them under metrics (-1.0, "hacked") with no
+    word in metric_errors, though the docs say the runner's fields are never a metric's."""
+
+    class Plugin:
+        @pb.hookimpl
+        def privbench_register_metrics(self):
+            return [_RunnerFieldWriter]
+
+    host.register(Plugin(), name="runner-field-plugin")
+    record = pb.execute_run(RunSpec(mechanism="identity", dataset="synthetic",
+                                    dataset_params={"m": 2}, delta=1.0,
+                                    metrics=("runner_field_writer",)))
+    assert record["status"] == "ok" and record["runtime_s"] >= 0
+    assert record["metrics"]["kept"] == 1
+    assert "runtime_s" not in record["metrics"] and "status" not in record["metrics"]
+    assert "may not write runtime_s (the runner's), status (the runner's)" in \
+        record["metric_errors"]["runner_field_writer"]
+
+
 def test_a_metric_stores_only_the_keys_it_declares(host: pb.PluginHost) -> None:
     """``undeclared`` is dropped as ``mi_bits`` is, and ``metric_errors`` names both."""
 

@@ -47,6 +47,9 @@ CASES = [
     ("lp_backends", '["nosuch"]', [], "'lp_backends': unknown lp_backend 'nosuch'"),
     ("skip_metrics", '["nosuch"]', [], "'skip_metrics': unknown metric to skip 'nosuch'"),
     ("metrics", '["nosuch"]', [], "'metrics': unknown metric 'nosuch'"),
+    # the file's workers = under the in-process default executor (was blamed on --workers)
+    ("workers", "4", [], "'workers': workers = 4 needs an executor that runs in worker "
+     "processes"),
 ]
 
 

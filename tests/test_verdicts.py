@@ -158,8 +158,10 @@ def _boot_row(label: str, value: float, samples: list[float], **extra) -> pd.Ser
 def _twins(gap_a, gap_b):
     """Two runs 4e-4 bits apart on every resample (the census SPPM tolerance twins)."""
     base = np.linspace(0.10, 0.13, 200)
-    return (_boot_row("sppm", 0.1168, (base + 4e-4).tolist(), gap_bits=gap_a),
-            _boot_row("sppm[tol=0.0001]", 0.1164, base.tolist(), gap_bits=gap_b))
+    return (_boot_row("sppm", 0.1168, (base + 4e-4).tolist(), gap_bits=gap_a, delta=0.5,
+                      distortion=0.5),
+            _boot_row("sppm[tol=0.0001]", 0.1164, base.tolist(), gap_bits=gap_b, delta=0.5,
+                      distortion=0.5))
 
 
 def test_a_difference_within_both_certified_gaps_is_equal_within_resolution() -> None:
@@ -194,6 +196,9 @@ def test_the_less_private_runs_own_gap_counts_the_other_ones_does_not() -> None:
     assert "significant, less private" in verdict(a, b, _out("mi_bits"))
     a, b = _twins(3e-4, None)  # the excess 4e-4 is beyond the gap: a finding
     assert "significant, less private" in verdict(a, b, _out("mi_bits"))
+    a, b = _twins(1e-3, None)
+    b["distortion"] = 0.6  # the other run spends more than the certified run's Δ = 0.5:
+    assert "significant, less private" in verdict(a, b, _out("mi_bits"))  # no bound then
     a, b = _twins(1e-3, None)
     a["metrics"]["converged"] = False  # stopped at its cap: its gap certifies nothing
     text = verdict(a, b, _out("mi_bits"))
@@ -259,7 +264,8 @@ def test_a_difference_between_exact_values_stands_as_measured(noise) -> None:
     exact = {"user_records": 0}
     a, b = (_replicates(label, value, sd, boot=False) for label, value, sd in
             (("expmec", 0.6499, noise), ("optimal", 0.2854, 0.0)))
-    a["metrics"], b["metrics"] = dict(exact), dict(exact)
+    for row in (a, b):
+        row["metrics"], row["delta"], row["distortion"] = dict(exact), 4.0, 4.0
     text = verdict(a, b, _out("mi_bits"))
     assert "(exact): significant, less private" in text and IDENTICAL not in text, text
     assert "(exact): significant, more private" in verdict(b, a, _out("mi_bits"))
@@ -269,6 +275,17 @@ def test_a_difference_between_exact_values_stands_as_measured(noise) -> None:
     a["metrics"]["user_records"] = 45_222  # sampled users: the seeds carry no spread
     a["mi_bits"] = 0.6499
     assert IDENTICAL in verdict(a, b, _out("mi_bits"))
+
+
+def test_one_seed_of_a_randomized_mechanism_is_not_an_exact_value() -> None:
+    """pram at one seed on a distribution is one draw: no '(exact)' verdict; expmec is."""
+    exact = {"user_records": 0}
+    for mechanism, is_exact in (("pram", False), ("expmec", True)):
+        a = pd.Series({"label": mechanism, "mechanism": mechanism, "mi_bits": 0.6,
+                       "gap_bits": None, "replicates": 1, "metrics": dict(exact)})
+        b = pd.Series({"label": "optimal", "mechanism": "optimal", "mi_bits": 0.3,
+                       "gap_bits": None, "replicates": 1, "metrics": dict(exact)})
+        assert ("(exact)" in verdict(a, b, _out("mi_bits"))) is is_exact
 
 
 def test_replicates_that_vary_are_tested_over_replicates() -> None:

@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from privbench.host.manager import get_host
+from privbench.protocol.errors import PrivbenchError
 from privbench.protocol.feasibility import within_budget
 from privbench.protocol.metric import Output
 from privbench.protocol.outputs import declared, interval_of, output_of
@@ -168,9 +170,19 @@ def verdict(a: pd.Series, b: pd.Series, out: Output, min_diff: float = 0.0) -> s
 
 def _exact(row: pd.Series) -> bool:
     """The run's data set is a distribution (no user records: ``metrics.user_records`` 0),
-    so its values are exact, not estimates from a sample of users."""
+    so its values are exact, not estimates from a sample of users; and its mechanism is
+    deterministic, or its replicates over seeds agree (one seed of a randomized mechanism
+    is one draw of it)."""
     metrics = row.get("metrics")
-    return isinstance(metrics, dict) and metrics.get("user_records") == 0
+    if not isinstance(metrics, dict) or metrics.get("user_records") != 0:
+        return False
+    if int(row.get("replicates", 1) or 1) > 1:
+        return True
+    try:
+        return not getattr(get_host().get("mechanism", str(row.get("mechanism"))),
+                           "randomized", True)
+    except PrivbenchError:  # a mechanism no longer installed: its nature is unknown
+        return False
 
 
 def _exact_difference(a: pd.Series, b: pd.Series, estimate: float, out: Output,
@@ -202,7 +214,10 @@ def _worse_gap(a: pd.Series, b: pd.Series, estimate: float, out: Output) -> floa
     certified run's excess over it is at most its gap (I(A; B̂) only: ``_gap``)."""
     if estimate == 0 or out.direction == "neutral":
         return None
-    worse = a if (estimate > 0) == (out.direction == "lower") else b
+    worse, other = (a, b) if (estimate > 0) == (out.direction == "lower") else (b, a)
+    budget = worse.get("delta")
+    if budget is None or pd.isna(budget) or _over_budget(other, float(budget)):
+        return None  # the optimum at the certified run's Δ need not be below the other's value
     return None if _converged(worse) is False else _gap(worse, out)
 
 

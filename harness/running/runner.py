@@ -116,6 +116,8 @@ def compute_metrics(
     builtin = get_host().builtin_names("metric")
     owned = frozenset(o.name for n in builtin if n in available
                       for o in getattr(available[n], "outputs", ()) or ())
+    # the fields only the runner fills (prior_mi_bits is a built-in metric's as well)
+    runner_only = tuple(f for f in RUNNER_FIELDS if f not in owned)
     for name, cls in sorted(available.items()):
         if name in skipped or not (cls.default or name in requested):
             continue
@@ -128,7 +130,7 @@ def compute_metrics(
                 if not metric.applies(problem, result):
                     continue
                 produced = metric.compute(problem, result, delta=delta, seed=seed)
-            refused = merge_metric(values, owners, name, cls, produced, RUNNER_FIELDS,
+            refused = merge_metric(values, owners, name, cls, produced, runner_only,
                                    frozenset() if name in builtin else owned)
             if refused is not None:
                 errors[name] = refused

@@ -54,11 +54,12 @@ def _max_mem(cls: Any, max_mem_mb: float) -> float:
 
 
 def make_executor(name: str, workers: int | None = None, scheduler: str | None = None,
-                  max_mem_mb: float | None = None) -> Any:
+                  max_mem_mb: float | None = None, *, workers_from: str = "--workers") -> Any:
     """The executor plugin ``name``; it may carry parameters like a mechanism
     (``dask:max_pending=64``). ``workers``, ``scheduler`` and ``max_mem_mb`` are refused,
     naming the option, by an executor that does not take them (``workers`` = 1 excepted:
-    one at a time is what such an executor does)."""
+    one at a time is what such an executor does); ``workers_from`` is how the refusal names
+    where ``workers`` came from (a sweep file's ``workers =``)."""
     name, raw = split_spec(name, what="executor")
     cls = get_host().get("executor", name)
     params = typed_params(cls, raw)
@@ -68,7 +69,7 @@ def make_executor(name: str, workers: int | None = None, scheduler: str | None =
         params["workers"] = workers
     elif workers is not None and workers > 1:  # one worker is what such an executor is
         takes = sorted(n for n, c in get_host().executors().items() if "workers" in c.param_names())
-        raise ValidationError(f"--workers {workers} needs an executor that runs in worker "
+        raise ValidationError(f"{workers_from} {workers} needs an executor that runs in worker "
                               f"processes ({', '.join(takes) or 'none installed'}); {name!r} runs "
                               "one run at a time in this process")
     if max_mem_mb is not None:
@@ -182,8 +183,11 @@ def plan_sweep(spec: SweepSpec | str | Path | dict[str, Any], *, executor: str |
     if spec.executor and not executor:
         with from_key(spec, "executor"):
             make_executor(spec.executor)  # its name and parameters, as the file gives them
-    make_executor(name or get_host().default("executor"), workers or spec.workers, scheduler,
-                  max_mem_mb)  # with the command line's options
+    from_file = workers is None and spec.workers is not None  # the file's workers =
+    with from_key(spec, "workers") if from_file else contextlib.nullcontext():
+        make_executor(name or get_host().default("executor"), workers or spec.workers,
+                      scheduler, max_mem_mb,  # with the command line's options
+                      workers_from="workers =" if from_file else "--workers")
     return PlannedSweep(
         spec=spec, runs=runs, executor=name, workers=workers or spec.workers,
         timeout=timeout if timeout is not None else (spec.timeout or DEFAULT_SWEEP_TIMEOUT))

@@ -49,7 +49,7 @@ def merge_metric(values: dict[str, Any], owners: dict[str, str], name: str, cls:
         if isinstance(value, BaseException):  # an output the metric could not compute
             failed.append(f"{key}: {type(value).__name__}: {value}")
             continue
-        if key not in declared:
+        if key not in declared or key in runner_fields:  # declared or not: never the runner's
             what = ("the runner's" if key in runner_fields else "a record field it does not "
                     "declare" if key in RECORD_FIELDS else "not among its outputs")
             refused.append(f"{key} ({what})")
