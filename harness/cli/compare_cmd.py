@@ -32,6 +32,7 @@ from privbench.results.pareto import (
     default_targets,
     distortion_for_leakage,
     rank_rows,
+    reaching_points,
     summarise,
 )
 from privbench.results.significance import collapse_replicates
@@ -483,22 +484,21 @@ def _chord_note(r: MechanismSummary, ref: str, t: float, ref_curve: Curve, gap: 
 
 
 def _where_read(curve: Curve, target: float, ref: str) -> str:
-    """Where ``curve`` reaches ``target`` (as :func:`distortion_for_leakage` reads it): its
-    least measured point, one measured point, or a segment between two."""
-    d, k = curve.distortion, curve.key(curve.leakage)
-    hits = np.flatnonzero(k <= curve.key(target))
-    if not hits.size:
+    """Where ``curve`` reaches ``target`` (:func:`reaching_points`): its least measured
+    point, one measured point, or a segment between two."""
+    where = reaching_points(curve, target)
+    if where is None:
         return "which does not reach it"
-    j = int(hits[0])
-    only = " (its only point)" if len(curve) == 1 else ""
+    (i, j), d = where, curve.distortion
     if j == 0:
+        only = " (its only point)" if len(curve) == 1 else ""
         return (f"which reaches it at its least measured distortion, E[d] = {d[0]:.4g}{only}: "
                 f"{ref} was not measured below it")
-    if not (curve.interpolate and np.isfinite(k[j - 1])):
+    if i == j:
         return f"which reaches it at its measured point E[d] = {d[j]:.4g}"
     at = distortion_for_leakage(curve, target)
     return (f"which reaches it at E[d] = {_f(at, '?')}, read on the straight segment between "
-            f"its measured points E[d] = {d[j - 1]:.4g} and {d[j]:.4g}")
+            f"its measured points E[d] = {d[i]:.4g} and {d[j]:.4g}")
 
 
 def _table(instance: str, g: pd.DataFrame, rows: list[MechanismSummary],

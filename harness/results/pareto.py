@@ -96,6 +96,22 @@ def _as_curve(curve: Curve | tuple[Sequence[float], Sequence[float]]) -> Curve:
     return curve if isinstance(curve, Curve) else Curve.from_points(*curve)
 
 
+def reaching_points(curve: Curve | tuple[Sequence[float], Sequence[float]],
+                    target: float) -> tuple[int, int] | None:
+    """Where the curve first brings the value to ``target``: (i, j) the measured points it
+    is read between (i == j: read at point j itself, its first point or, without
+    interpolation, the first point that reaches it); None when none reaches it."""
+    c = _as_curve(curve)
+    k = c.key(c.leakage)
+    hits = np.flatnonzero(k <= c.key(target))
+    if hits.size == 0:
+        return None
+    j = int(hits[0])
+    if j == 0 or not (c.interpolate and np.isfinite(k[j - 1])):
+        return j, j
+    return j - 1, j  # k[j-1] > target >= k[j]: on the segment
+
+
 def distortion_for_leakage(curve: Curve | tuple[Sequence[float], Sequence[float]],
                            target: float) -> float | None:
     """Least distortion at which the curve brings the value to ``target`` (or better).
@@ -103,20 +119,15 @@ def distortion_for_leakage(curve: Curve | tuple[Sequence[float], Sequence[float]
     :returns: None when no measured point (or segment) reaches the target.
     """
     c = _as_curve(curve)
-    if len(c) == 0:
+    where = reaching_points(c, target)
+    if where is None:
         return None
+    i, j = where
     d, k, t = c.distortion, c.key(c.leakage), c.key(target)
-    hits = np.flatnonzero(k <= t)
-    if hits.size == 0:
-        return None
-    j = int(hits[0])
-    if j == 0:
-        return float(d[0])
-    if not (c.interpolate and np.isfinite(k[j - 1])):
-        return float(d[j])  # the first measured point that reaches it
-    # k[j-1] > t >= k[j]: interpolate on the segment
-    s = (k[j - 1] - t) / (k[j - 1] - k[j])
-    return float(d[j - 1] + s * (d[j] - d[j - 1]))
+    if i == j:
+        return float(d[j])
+    s = (k[i] - t) / (k[i] - k[j])
+    return float(d[i] + s * (d[j] - d[i]))
 
 
 def leakage_at_distortion(curve: Curve | tuple[Sequence[float], Sequence[float]],
